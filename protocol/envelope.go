@@ -1,0 +1,118 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Envelope is the validated outer shape of one incoming message.
+type Envelope struct {
+	// ID is the raw JSON id (a string or a non-negative integer); nil for a
+	// notification.
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	// Response is true for a response object (the resident sends no
+	// requests, so these are logged and dropped).
+	Response bool
+}
+
+// EnvelopeError is a message the session survives: it is answered with Code
+// and the id it carried (null when none could be read).
+type EnvelopeError struct {
+	ID   json.RawMessage
+	Code int64
+	Msg  string
+}
+
+func (e *EnvelopeError) Error() string { return e.Msg }
+
+// ParseEnvelope validates body as one JSON-RPC 2.0 request, notification or
+// response before any library sees it, so that no malformed message can end
+// the session: invalid UTF-8 or JSON is a parse error, anything else that is
+// not a single well-formed message is an invalid request.
+func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
+	if !utf8.Valid(body) {
+		return Envelope{}, &EnvelopeError{Code: CodeParseError, Msg: "parse error: frame body is not valid UTF-8"}
+	}
+	if !json.Valid(body) {
+		return Envelope{}, &EnvelopeError{Code: CodeParseError, Msg: "parse error: frame body is not valid JSON"}
+	}
+	trimmed := bytes.TrimSpace(body)
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: batches are not supported; send one message per frame"}
+	case len(trimmed) == 0 || trimmed[0] != '{':
+		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: a message must be a JSON object"}
+	}
+	var fields struct {
+		JSONRPC *string          `json:"jsonrpc"`
+		ID      json.RawMessage  `json:"id"`
+		Method  *json.RawMessage `json:"method"`
+		Params  json.RawMessage  `json:"params"`
+		Result  json.RawMessage  `json:"result"`
+		Error   json.RawMessage  `json:"error"`
+	}
+	if err := checkKeys(body, reflectTypeOfEnvelope); err != nil {
+		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
+	}
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
+	}
+	id, idErr := validID(fields.ID)
+	fail := func(msg string) (Envelope, *EnvelopeError) {
+		return Envelope{}, &EnvelopeError{ID: id, Code: CodeInvalidRequest, Msg: "invalid request: " + msg}
+	}
+	if idErr != "" {
+		return fail(idErr)
+	}
+	if fields.JSONRPC == nil || *fields.JSONRPC != "2.0" {
+		return fail(`"jsonrpc" must be "2.0"`)
+	}
+	if fields.Method == nil {
+		if fields.Result != nil || fields.Error != nil {
+			return Envelope{ID: id, Response: true}, nil
+		}
+		return fail(`missing "method"`)
+	}
+	var method string
+	if err := json.Unmarshal(*fields.Method, &method); err != nil || method == "" {
+		return fail(`"method" must be a non-empty string`)
+	}
+	if p := bytes.TrimSpace(fields.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
+		return fail(`"params" must be an object`)
+	}
+	return Envelope{ID: id, Method: method, Params: fields.Params}, nil
+}
+
+// validID accepts a string or an integer in [0, 2^53]; it returns the id to
+// echo (nil when absent or unusable) and a problem description.
+func validID(raw json.RawMessage) (json.RawMessage, string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, ""
+	}
+	switch raw[0] {
+	case '"':
+		return raw, ""
+	case 'n':
+		return nil, `"id" must be a string or an integer, not null`
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n < 0 || n > 1<<53 {
+		return nil, `"id" must be a string or an integer between 0 and 2^53`
+	}
+	return raw, ""
+}
+
+var reflectTypeOfEnvelope = reflect.TypeOf(struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}{})

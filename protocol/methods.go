@@ -1,0 +1,36 @@
+package protocol
+
+// Version is the protocol version a host passes to initialize.
+const Version = 1
+
+// Requests, host to resident.
+const (
+	MethodInitialize    = "initialize"
+	MethodSandboxCreate = "sandbox/create"
+	MethodSandboxExec   = "sandbox/exec"
+	MethodExecStdin     = "exec/stdin"
+	MethodExecKill      = "exec/kill"
+	MethodSandboxWrite  = "sandbox/write_file"
+	MethodSandboxList   = "sandbox/list_owned"
+	MethodSandboxOwner  = "sandbox/read_owner"
+	MethodSandboxTerm   = "sandbox/terminate"
+	MethodStoreVolumes  = "store/list_volumes"
+	MethodStoreListDir  = "store/list_dir"
+	MethodStoreReadFile = "store/read_file"
+	MethodShutdown      = "shutdown"
+	MethodCancelRequest = "$/cancelRequest"
+)
+
+// Notifications, resident to host.
+const (
+	NotifyExecOutput         = "exec/output"
+	NotifyStoreData          = "store/data"
+	NotifyCredentialsExpired = "resident/credentials_expired"
+	NotifyPullProgress       = "sandbox/pull_progress"
+)
+
+// Stream names in exec/output.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)

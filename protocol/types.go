@@ -1,0 +1,239 @@
+package protocol
+
+import "time"
+
+// InitializeParams opens a session. Credentials are secrets: they are
+// registered with the scrubber before anything else sees them.
+type InitializeParams struct {
+	ProtocolVersion     int               `json:"protocol_version"`
+	InstallID           string            `json:"install_id"`
+	Credentials         map[string]string `json:"credentials,omitempty"`
+	CredentialsExpireAt *time.Time        `json:"credentials_expire_at,omitempty"`
+	TagPrefix           string            `json:"tag_prefix,omitempty"`
+}
+
+type InitializeResult struct {
+	ResidentVersion string       `json:"resident_version"`
+	ProtocolVersion int          `json:"protocol_version"`
+	Provider        ProviderInfo `json:"provider"`
+	Capabilities    Capabilities `json:"capabilities"`
+	Limits          Limits       `json:"limits"`
+	ErrorKinds      []Kind       `json:"error_kinds"`
+	// OwnerTag is the tag key that marks this install's sandboxes.
+	OwnerTag string `json:"owner_tag"`
+}
+
+type ProviderInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Capabilities says which optional operations and features this provider has,
+// so a host never has to learn it from an error.
+type Capabilities struct {
+	Store            bool `json:"store"`
+	WriteFile        bool `json:"write_file"`
+	Stdin            bool `json:"stdin"`
+	Isolation        bool `json:"isolation"`
+	NetworkControl   bool `json:"network_control"`
+	ResourceLimits   bool `json:"resource_limits"`
+	ReadOnlyVolumes  bool `json:"read_only_volumes"`
+	ImagePull        bool `json:"image_pull"`
+	CredentialExpiry bool `json:"credential_expiry"`
+}
+
+// Limits are every bound the resident enforces; there are no hidden ones.
+type Limits struct {
+	MaxFrameBytes         int   `json:"max_frame_bytes"`
+	OutputCapBytes        int64 `json:"output_cap_bytes"`
+	DefaultExecTimeoutS   int64 `json:"default_exec_timeout_s"`
+	MaxExecTimeoutS       int64 `json:"max_exec_timeout_s"`
+	MaxFileBytes          int64 `json:"max_file_bytes"`
+	MaxConcurrentExecs    int   `json:"max_concurrent_execs"`
+	MaxListDirEntries     int   `json:"max_list_dir_entries"`
+	CredentialsExpiryExit int   `json:"credentials_expiry_exit_s"`
+}
+
+// Spec describes a sandbox. Zero values mean the provider's documented default.
+type Spec struct {
+	Image     string            `json:"image,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Workdir   string            `json:"workdir,omitempty"`
+	CPUs      float64           `json:"cpus,omitempty"`
+	MemoryMB  int64             `json:"memory_mb,omitempty"`
+	Network   string            `json:"network,omitempty"`
+	Volumes   []VolumeMount     `json:"volumes,omitempty"`
+	LifetimeS int64             `json:"lifetime_s,omitempty"`
+	// ReadOnlyRoot makes the root filesystem read-only, leaving the work
+	// directory and /tmp writable (providers that isolate only).
+	ReadOnlyRoot bool `json:"read_only_root,omitempty"`
+	// PidsLimit overrides the provider's default process cap.
+	PidsLimit int64 `json:"pids_limit,omitempty"`
+}
+
+type VolumeMount struct {
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+type CreateParams struct {
+	Spec Spec              `json:"spec"`
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+type CreateResult struct {
+	SandboxID string `json:"sandbox_id"`
+}
+
+type ExecParams struct {
+	SandboxID string            `json:"sandbox_id"`
+	Argv      []string          `json:"argv"`
+	Env       map[string]string `json:"env,omitempty"`
+	Cwd       string            `json:"cwd,omitempty"`
+	TimeoutS  float64           `json:"timeout_s,omitempty"`
+	Stdin     bool              `json:"stdin,omitempty"`
+	ExecID    string            `json:"exec_id"`
+}
+
+type ExecResult struct {
+	ExitCode      int    `json:"exit_code"`
+	TimedOut      bool   `json:"timed_out"`
+	Killed        bool   `json:"killed"`
+	Signal        string `json:"signal,omitempty"`
+	OOMKilled     bool   `json:"oom_killed"`
+	StdoutBytes   int64  `json:"stdout_bytes"`
+	StderrBytes   int64  `json:"stderr_bytes"`
+	StdoutDropped int64  `json:"stdout_dropped"`
+	StderrDropped int64  `json:"stderr_dropped"`
+	DurationMS    int64  `json:"duration_ms"`
+}
+
+type ExecStdinParams struct {
+	ExecID string `json:"exec_id"`
+	Data   []byte `json:"data,omitempty"`
+	EOF    bool   `json:"eof,omitempty"`
+}
+
+type ExecKillParams struct {
+	ExecID string `json:"exec_id"`
+}
+
+type ExecOutput struct {
+	ExecID string `json:"exec_id"`
+	Stream string `json:"stream"`
+	Data   []byte `json:"data"`
+}
+
+type WriteFileParams struct {
+	SandboxID string  `json:"sandbox_id"`
+	Path      string  `json:"path"`
+	Data      []byte  `json:"data"`
+	Mode      *uint32 `json:"mode,omitempty"`
+}
+
+type WriteFileResult struct {
+	Bytes int64 `json:"bytes"`
+}
+
+type Sandbox struct {
+	SandboxID string            `json:"sandbox_id"`
+	Tags      map[string]string `json:"tags"`
+	CreatedAt time.Time         `json:"created_at"`
+	State     string            `json:"state"`
+	Image     string            `json:"image,omitempty"`
+}
+
+// Sandbox states.
+const (
+	StateRunning = "running"
+	StateStopped = "stopped"
+	StateExpired = "expired"
+	StateUnknown = "unknown"
+)
+
+type ListOwnedResult struct {
+	Sandboxes []Sandbox `json:"sandboxes"`
+}
+
+type SandboxIDParams struct {
+	SandboxID string `json:"sandbox_id"`
+}
+
+type ReadOwnerResult struct {
+	Owner *string `json:"owner"`
+}
+
+type TerminateResult struct {
+	Existed bool `json:"existed"`
+}
+
+type Volume struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type ListVolumesResult struct {
+	Volumes []Volume `json:"volumes"`
+}
+
+type ListDirParams struct {
+	Root  string `json:"root"`
+	Path  string `json:"path"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// Entry types in list_dir.
+const (
+	EntryFile    = "file"
+	EntryDir     = "dir"
+	EntrySymlink = "symlink"
+	EntryOther   = "other"
+)
+
+type DirEntry struct {
+	Name  string    `json:"name"`
+	Type  string    `json:"type"`
+	Size  int64     `json:"size"`
+	Mtime time.Time `json:"mtime"`
+}
+
+type ListDirResult struct {
+	Entries   []DirEntry `json:"entries"`
+	Truncated bool       `json:"truncated"`
+}
+
+type ReadFileParams struct {
+	Root     string `json:"root"`
+	Path     string `json:"path"`
+	StreamID string `json:"stream_id"`
+}
+
+type ReadFileResult struct {
+	Size       int64  `json:"size"`
+	SHA256     string `json:"sha256"`
+	Redactions int64  `json:"redactions,omitempty"`
+}
+
+type StoreData struct {
+	StreamID string `json:"stream_id"`
+	Data     []byte `json:"data"`
+}
+
+type CredentialsExpired struct {
+	Message string `json:"message"`
+}
+
+type PullProgress struct {
+	Image   string `json:"image"`
+	Status  string `json:"status"`
+	Current int64  `json:"current,omitempty"`
+	Total   int64  `json:"total,omitempty"`
+}
+
+type CancelParams struct {
+	ID any `json:"id"`
+}
+
+// Empty is the result of requests that return nothing.
+type Empty struct{}

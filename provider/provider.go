@@ -1,0 +1,145 @@
+package provider
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+)
+
+// Provider is one compute backend. All methods are safe for concurrent use.
+type Provider interface {
+	// Info names the provider and says which optional features it has.
+	Info() Info
+
+	// Secrets says what this provider considers secret: the resident's own
+	// environment variables with these name prefixes are scrubbed (and never
+	// passed to sandboxes), and so is anything the token patterns match.
+	Secrets() SecretPolicy
+
+	// ApplyAuth receives the host's credentials (already registered with
+	// the scrubber). Called once, before any other call but Info/Secrets.
+	ApplyAuth(ctx context.Context, creds map[string]string) error
+
+	// OnUnauthorized installs the hook the provider calls when its backend
+	// says the credentials are no longer valid (an HTTP 401, say). The hook
+	// is safe to call many times and from any goroutine; it does not return
+	// an error because there is nothing the provider can do after it.
+	OnUnauthorized(hook func(reason string))
+
+	// Create provisions a sandbox and returns its id. tags are host tags,
+	// already validated; the provider applies them and merges the owner tag
+	// (owner.Key=owner.InstallID) LAST, so no incoming tag can override it.
+	// A sandbox with LifetimeS > 0 must stop by itself after that many
+	// seconds even if the resident is gone.
+	Create(ctx context.Context, spec protocol.Spec, owner Owner, tags map[string]string) (string, error)
+
+	// Exec starts argv in a sandbox. It returns once the process started.
+	// When ctx is done the provider kills the process's whole tree and
+	// Wait returns promptly. The resident has already checked ownership.
+	Exec(ctx context.Context, sandboxID string, req ExecRequest) (Process, error)
+
+	// ListOwned returns the sandboxes whose owner tag is exactly
+	// owner.InstallID. Never a prefix match; never another install's.
+	ListOwned(ctx context.Context, owner Owner) ([]protocol.Sandbox, error)
+
+	// ReadOwner returns the value of the ownerKey tag of a sandbox, "" when
+	// it has none. A missing sandbox is a not_found error.
+	ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error)
+
+	// Terminate stops and removes a sandbox. Idempotent: a missing sandbox,
+	// or one already being removed, is success with existed=false.
+	Terminate(ctx context.Context, sandboxID string) (existed bool, err error)
+
+	// Close releases the provider's resources (not its sandboxes).
+	Close() error
+}
+
+// Owner identifies the install that owns a sandbox: the tag Key (built from
+// the host's tag prefix) with value InstallID.
+type Owner struct {
+	Key       string
+	InstallID string
+}
+
+// Info describes a provider to the host.
+type Info struct {
+	Name         string
+	Version      string
+	Capabilities protocol.Capabilities
+}
+
+// SecretPolicy is the provider's part of what the scrubber removes.
+type SecretPolicy struct {
+	EnvPrefixes []string
+	Tokens      []hardening.TokenPattern
+}
+
+// ExecRequest is a validated exec. The process environment is exactly: a
+// minimal PATH and HOME, then the sandbox's spec env, then Env (later wins).
+// The provider never adds its own process environment.
+type ExecRequest struct {
+	Argv  []string
+	Env   map[string]string
+	Cwd   string
+	Stdin bool
+}
+
+// Process is a running exec. Stdout and Stderr are read until EOF by the
+// resident, concurrently; Stdin is nil unless ExecRequest.Stdin was set.
+type Process interface {
+	Stdout() io.Reader
+	Stderr() io.Reader
+	Stdin() io.WriteCloser
+	// Wait blocks until the main process exits and its output is drained
+	// (or until the drain grace passes: a background child that keeps
+	// stdout open must not keep the exec running). After Wait returns,
+	// Stdout and Stderr reach EOF promptly.
+	Wait() (ExitStatus, error)
+}
+
+// ExitStatus is how a process ended.
+type ExitStatus struct {
+	// Code is the exit code, or 128+signal when a signal ended it.
+	Code int
+	// Signal names the signal that ended the process, if one did.
+	Signal string
+	// OOMKilled is set when the memory limit killed the process.
+	OOMKilled bool
+}
+
+// Store is the optional persistent store: named volumes a host can browse
+// with no sandbox running. Paths are relative to the volume; a provider must
+// never resolve one outside it (no "..", no symlink out) and returns
+// invalid_request for such a path.
+type Store interface {
+	ListVolumes(ctx context.Context) ([]protocol.Volume, error)
+	// ListDir returns at most limit entries and whether more exist, without
+	// reading the whole directory when it is larger.
+	ListDir(ctx context.Context, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
+	// ReadFile streams a regular file; the resident reads it to EOF or
+	// closes it early.
+	ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error)
+}
+
+// FileWriter is the optional ability to put a file into a running sandbox.
+// Parent directories are created; path is inside the sandbox.
+type FileWriter interface {
+	WriteFile(ctx context.Context, sandboxID, path string, data []byte, mode uint32) error
+}
+
+// Config is what a provider factory receives.
+type Config struct {
+	// StateDir is a directory the provider may keep state in.
+	StateDir string
+	Logger   *zap.Logger
+	// Notify sends a progress notification to the host (image pulls);
+	// never nil.
+	Notify func(method string, params any)
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}

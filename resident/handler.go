@@ -1,0 +1,230 @@
+package resident
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// call is one request being served.
+type call struct {
+	id     jsonrpc2.ID
+	key    string // id as a map key
+	method string
+	params []byte
+	// ordered, when set, is closed by the previous request with the same
+	// ordering key; this request runs only after it.
+	after    <-chan struct{}
+	done     chan struct{}
+	orderKey string
+	// route holds the ids some methods are ordered or pre-registered by.
+	route route
+	// afterReply runs once the response is written (shutdown uses it).
+	afterReply func()
+}
+
+type route struct {
+	SandboxID string `json:"sandbox_id"`
+	ExecID    string `json:"exec_id"`
+}
+
+// Handle is called on the connection's read loop, in arrival order. It does
+// only what must happen in that order (cancellation, ordering tickets, exec
+// pre-registration) and runs the request itself on its own goroutine.
+func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif {
+		s.handleNotification(req)
+		return
+	}
+	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{})}
+	if req.Params != nil {
+		c.params = *req.Params
+	}
+	m, known := methods[req.Method]
+	if known && m.routed {
+		_ = json.Unmarshal(c.params, &c.route) // a malformed one fails in its handler
+	}
+	ctx, cancel := context.WithCancelCause(s.base)
+	s.mu.Lock()
+	if _, dup := s.inflight[c.key]; dup {
+		s.mu.Unlock()
+		cancel(nil)
+		s.reply(conn, c, nil, protocol.Errorf(protocol.KindInvalidRequest, "request id %s is already in flight", c.key))
+		return
+	}
+	s.inflight[c.key] = cancel
+	if known && m.orderKey != nil {
+		if c.orderKey = m.orderKey(c.route); c.orderKey != "" {
+			c.after = s.queues[c.orderKey]
+			s.queues[c.orderKey] = c.done
+		}
+	}
+	if known && req.Method == protocol.MethodSandboxExec {
+		s.preRegisterExec(c)
+	}
+	s.mu.Unlock()
+
+	s.handlers.Add(1)
+	go func() {
+		defer s.handlers.Done()
+		defer cancel(nil)
+		result, err := s.run(ctx, c, m, known)
+		if c.method == protocol.MethodSandboxExec {
+			s.releaseExecID(c)
+		}
+		s.mu.Lock()
+		delete(s.inflight, c.key)
+		close(c.done)
+		if c.orderKey != "" && s.queues[c.orderKey] == c.done {
+			delete(s.queues, c.orderKey) // nothing queued behind it
+		}
+		s.mu.Unlock()
+		s.reply(conn, c, result, err)
+	}()
+}
+
+func (s *session) handleNotification(req *jsonrpc2.Request) {
+	if req.Method != protocol.MethodCancelRequest {
+		s.log.Debug("notification ignored", zap.String("method", req.Method))
+		return
+	}
+	var p protocol.CancelParams
+	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
+		s.log.Info("malformed $/cancelRequest ignored")
+		return
+	}
+	key := fmt.Sprint(p.ID)
+	if str, ok := p.ID.(string); ok {
+		key = jsonrpc2.ID{Str: str, IsString: true}.String()
+	} else if num, ok := p.ID.(float64); ok {
+		key = jsonrpc2.ID{Num: uint64(num)}.String()
+	}
+	s.mu.Lock()
+	cancel := s.inflight[key]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errHostCancel)
+	}
+}
+
+// run serves one request, turning a panic into an internal error for it
+// alone.
+func (s *session) run(ctx context.Context, c *call, m method, known bool) (result any, err error) {
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("request panicked", zap.String("method", c.method), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			result, err = nil, protocol.Errorf(protocol.KindInternal, "internal error in %s: %v", c.method, p)
+		}
+		s.log.Debug("request served", zap.String("method", c.method), zap.String("id", c.key),
+			zap.Duration("took", time.Since(start)), zap.String("kind", kindOrEmpty(err)), zap.Error(err))
+	}()
+	if c.after != nil {
+		select {
+		case <-c.after:
+		case <-ctx.Done():
+			return nil, s.contextError(ctx, ctx.Err())
+		}
+	}
+	if !known {
+		return nil, &protocol.Error{Kind: protocol.KindInvalidRequest, Code: protocol.CodeMethodNotFound, Msg: fmt.Sprintf("method not found: %q", c.method)}
+	}
+	if err := s.admit(c.method); err != nil {
+		return nil, err
+	}
+	result, err = m.serve(ctx, s, c)
+	if err != nil {
+		err = s.contextError(ctx, err)
+	}
+	return result, err
+}
+
+// admit applies the lifecycle: initialize first and once, nothing after
+// expiry.
+func (s *session) admit(method string) error {
+	if s.expired() {
+		return protocol.Errorf(protocol.KindUnauthorized, "credentials expired; respawn the resident with fresh credentials")
+	}
+	state := lifecycle(s.state.Load())
+	switch {
+	case method == protocol.MethodInitialize && state != stateNew:
+		return &protocol.Error{Kind: protocol.KindInvalidRequest, Code: protocol.CodeInvalidRequest, Msg: "initialize was already called"}
+	case method != protocol.MethodInitialize && state != stateReady:
+		return &protocol.Error{Kind: protocol.KindInvalidRequest, Code: protocol.CodeInvalidRequest, Msg: "initialize must be the first request"}
+	}
+	return nil
+}
+
+// contextError gives an error from a cancelled request the kind its cause
+// calls for.
+func (s *session) contextError(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errExpired):
+		return protocol.Errorf(protocol.KindUnauthorized, "credentials expired; respawn the resident with fresh credentials")
+	case errors.Is(cause, errHostCancel):
+		return protocol.Errorf(protocol.KindCancelled, "request cancelled by the host")
+	case errors.Is(cause, errShuttingDown):
+		return protocol.Errorf(protocol.KindCancelled, "request cancelled: the resident is shutting down")
+	}
+	return err
+}
+
+func (s *session) reply(conn *jsonrpc2.Conn, c *call, result any, err error) {
+	var werr error
+	if err != nil {
+		werr = conn.ReplyWithError(context.Background(), c.id, wireErrorOf(err))
+	} else {
+		werr = conn.Reply(context.Background(), c.id, result)
+	}
+	if errors.Is(werr, jsonrpc2.ErrClosed) {
+		// The connection stops sending once reading ends (stdin EOF), but a
+		// host that only closed its writing end still reads: every request
+		// gets its one response.
+		werr = s.stream.WriteObject(directResponse(c.id, result, err))
+	}
+	if werr != nil {
+		s.log.Debug("response not delivered", zap.String("method", c.method), zap.Error(werr))
+	}
+	if c.afterReply != nil {
+		c.afterReply()
+	}
+}
+
+// wireErrorOf is the one place an error becomes a JSON-RPC error: the kind
+// found anywhere in the chain is kept; anything unclassified is transient.
+func wireErrorOf(err error) *jsonrpc2.Error {
+	kind := protocol.KindOf(err)
+	e := &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error()}
+	e.SetError(protocol.ErrorData{Kind: kind})
+	return e
+}
+
+func kindOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return string(protocol.KindOf(err))
+}
+
+func directResponse(id jsonrpc2.ID, result any, err error) *jsonrpc2.Response {
+	resp := &jsonrpc2.Response{ID: id}
+	if err != nil {
+		resp.Error = wireErrorOf(err)
+		return resp
+	}
+	if setErr := resp.SetResult(result); setErr != nil {
+		resp.Error = wireErrorOf(protocol.Errorf(protocol.KindInternal, "encoding the result: %v", setErr))
+	}
+	return resp
+}

@@ -1,0 +1,125 @@
+package resident
+
+import (
+	"context"
+	"path"
+	"sort"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateParams) (*protocol.CreateResult, error) {
+	if err := checkTags(p.Tags, s.owner.Key); err != nil {
+		return nil, err
+	}
+	if err := checkSpec(&p.Spec, s.prov.Secrets().EnvPrefixes); err != nil {
+		return nil, err
+	}
+	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("sandbox created", zap.String("sandbox_id", id), zap.String("image", p.Spec.Image))
+	return &protocol.CreateResult{SandboxID: id}, nil
+}
+
+func listOwned(ctx context.Context, s *session, _ *call, _ *struct{}) (*protocol.ListOwnedResult, error) {
+	boxes, err := s.prov.ListOwned(ctx, s.owner)
+	if err != nil {
+		return nil, err
+	}
+	// The provider promised an exact owner match; filtering again costs
+	// nothing and keeps a provider bug from leaking another install's ids.
+	owned := make([]protocol.Sandbox, 0, len(boxes))
+	for _, b := range boxes {
+		if b.Tags[s.owner.Key] != s.owner.InstallID {
+			s.log.Error("provider listed a sandbox it does not own for us; dropped", zap.String("sandbox_id", b.SandboxID))
+			continue
+		}
+		if b.Tags == nil {
+			b.Tags = map[string]string{}
+		}
+		owned = append(owned, b)
+	}
+	sort.Slice(owned, func(i, j int) bool { return owned[i].CreatedAt.Before(owned[j].CreatedAt) })
+	return &protocol.ListOwnedResult{Sandboxes: owned}, nil
+}
+
+// readOwner answers null for a sandbox that is missing or not ours: a host
+// learns nothing about other installs' sandboxes, not even that they exist.
+func readOwner(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDParams) (*protocol.ReadOwnerResult, error) {
+	if err := checkID("sandbox_id", p.SandboxID); err != nil {
+		return nil, err
+	}
+	switch err := s.checkOwned(ctx, p.SandboxID); {
+	case err == nil:
+		owner := s.owner.InstallID
+		return &protocol.ReadOwnerResult{Owner: &owner}, nil
+	case protocol.KindOf(err) == protocol.KindNotFound:
+		return &protocol.ReadOwnerResult{}, nil
+	default:
+		return nil, err
+	}
+}
+
+func terminate(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDParams) (*protocol.TerminateResult, error) {
+	if err := checkID("sandbox_id", p.SandboxID); err != nil {
+		return nil, err
+	}
+	switch err := s.checkOwned(ctx, p.SandboxID); {
+	case protocol.KindOf(err) == protocol.KindNotFound:
+		return &protocol.TerminateResult{Existed: false}, nil
+	case err != nil:
+		return nil, err
+	}
+	existed, err := s.prov.Terminate(ctx, p.SandboxID)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("sandbox terminated", zap.String("sandbox_id", p.SandboxID), zap.Bool("existed", existed))
+	return &protocol.TerminateResult{Existed: existed}, nil
+}
+
+func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFileParams) (*protocol.WriteFileResult, error) {
+	if s.writer == nil {
+		return nil, invalid("provider %s cannot write files into sandboxes", s.prov.Info().Name)
+	}
+	if err := checkID("sandbox_id", p.SandboxID); err != nil {
+		return nil, err
+	}
+	if p.Path == "" || path.Clean("/"+p.Path) == "/" || !printable(p.Path) {
+		return nil, invalid("path must name a file inside the sandbox")
+	}
+	if int64(len(p.Data)) > s.opts.Limits.MaxFileBytes {
+		return nil, protocol.Errorf(protocol.KindQuota, "data is %d bytes, over the %d byte limit for write_file", len(p.Data), s.opts.Limits.MaxFileBytes)
+	}
+	mode := uint32(0o644)
+	if p.Mode != nil {
+		if *p.Mode > 0o7777 {
+			return nil, invalid("mode %o is not a permission mode", *p.Mode)
+		}
+		mode = *p.Mode
+	}
+	if err := s.checkOwned(ctx, p.SandboxID); err != nil {
+		return nil, err
+	}
+	if err := s.writer.WriteFile(ctx, p.SandboxID, p.Path, p.Data, mode); err != nil {
+		return nil, err
+	}
+	return &protocol.WriteFileResult{Bytes: int64(len(p.Data))}, nil
+}
+
+// checkOwned is the ownership gate in front of every call on a sandbox id: a
+// sandbox of another install is reported exactly as a missing one.
+func (s *session) checkOwned(ctx context.Context, id string) error {
+	owner, err := s.prov.ReadOwner(ctx, id, s.owner.Key)
+	if err != nil {
+		return err
+	}
+	if owner != s.owner.InstallID {
+		return protocol.Errorf(protocol.KindNotFound, "sandbox %s not found", id)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package resident
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+func TestOwnership(t *testing.T) {
+	fake := newFake()
+	fake.plant("foreign", "resident-install-id", "other-install")
+	fake.plant("prefix", "resident-install-id", "test-install-2")
+	fake.plant("unlabelled", "someone-else", "x")
+	h := startHost(t, fake)
+	h.initialize(nil)
+
+	for _, key := range []string{"resident-install-id", "Resident-Install-ID", "RESIDENT-INSTALL-ID"} {
+		h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{key: "evil"}}, protocol.KindInvalidRequest)
+	}
+	if slices.Contains(fake.calls, "create") {
+		t.Fatal("a refused create reached the provider")
+	}
+
+	var box protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, map[string]any{"spec": map[string]any{"image": "img"}, "tags": map[string]string{"job": "j1"}}, &box)
+	var list protocol.ListOwnedResult
+	h.call(protocol.MethodSandboxList, nil, &list)
+	if len(list.Sandboxes) != 1 || list.Sandboxes[0].SandboxID != box.SandboxID || list.Sandboxes[0].Tags["job"] != "j1" {
+		t.Fatalf("list_owned: %+v", list)
+	}
+
+	var owner protocol.ReadOwnerResult
+	h.call(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box.SandboxID}, &owner)
+	if owner.Owner == nil || *owner.Owner != "test-install" {
+		t.Fatalf("read_owner of ours: %+v", owner)
+	}
+	for _, id := range []string{"foreign", "prefix", "unlabelled", "missing"} {
+		var o protocol.ReadOwnerResult
+		h.call(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": id}, &o)
+		if o.Owner != nil {
+			t.Fatalf("read_owner %s must be null, got %q", id, *o.Owner)
+		}
+		var term protocol.TerminateResult
+		h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": id}, &term)
+		if term.Existed {
+			t.Fatalf("terminate %s must say existed=false", id)
+		}
+		h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": id, "argv": []string{"echo"}, "exec_id": "x-" + id}, protocol.KindNotFound)
+		h.callErr(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": id, "path": "f", "data": ""}, protocol.KindNotFound)
+	}
+	for _, c := range fake.calls {
+		if c == "terminate foreign" || c == "terminate prefix" || c == "terminate unlabelled" || c == "exec echo" {
+			t.Fatalf("another install's sandbox was touched: %s", c)
+		}
+	}
+
+	var term protocol.TerminateResult
+	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box.SandboxID}, &term)
+	if !term.Existed {
+		t.Fatal("first terminate must say existed=true")
+	}
+	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box.SandboxID}, &term)
+	if term.Existed {
+		t.Fatal("second terminate must succeed with existed=false")
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	h := startHost(t, newFake())
+	h.initialize(nil)
+	bad := []map[string]any{
+		{"spec": map[string]any{"env": map[string]string{"FAKE_SECRET_X": "v"}}},
+		{"spec": map[string]any{"env": map[string]string{"1BAD": "v"}}},
+		{"spec": map[string]any{"memory_mb": -1}},
+		{"spec": map[string]any{"volumes": []map[string]any{{"name": "../x", "path": "/data"}}}},
+		{"spec": map[string]any{"volumes": []map[string]any{{"name": "v", "path": "/d"}, {"name": "w", "path": "/d"}}}},
+		{"tags": map[string]string{"bad key": "v"}},
+		{"tags": map[string]string{"k": "line\nbreak"}},
+		{"spec": map[string]any{"Image": "x"}},
+	}
+	for _, params := range bad {
+		h.callErr(protocol.MethodSandboxCreate, params, protocol.KindInvalidRequest)
+	}
+}
+
+func TestCustomTagPrefix(t *testing.T) {
+	fake := newFake()
+	h := startHost(t, fake)
+	res := h.initialize(map[string]any{"tag_prefix": "openai4s"})
+	if res.OwnerTag != "openai4s-install-id" {
+		t.Fatalf("owner tag: %s", res.OwnerTag)
+	}
+	h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"OpenAI4S-Install-Id": "x"}}, protocol.KindInvalidRequest)
+	var box protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"resident-install-id": "harmless"}}, &box)
+	if got := fake.boxes[box.SandboxID].Tags["openai4s-install-id"]; got != "test-install" {
+		t.Fatalf("owner tag value: %q", got)
+	}
+}
+
+func TestStoreOps(t *testing.T) {
+	fake := newFake()
+	fake.storeFiles["f.txt"] = "hello"
+	h := startHost(t, fake)
+	h.initialize(nil)
+	var vols protocol.ListVolumesResult
+	h.call(protocol.MethodStoreVolumes, nil, &vols)
+	if len(vols.Volumes) != 1 {
+		t.Fatalf("volumes: %+v", vols)
+	}
+	var dir protocol.ListDirResult
+	h.call(protocol.MethodStoreListDir, map[string]any{"root": "vol", "path": ""}, &dir)
+	h.callErr(protocol.MethodStoreListDir, map[string]any{"root": "vol", "path": "../x"}, protocol.KindInvalidRequest)
+	h.callErr(protocol.MethodStoreListDir, map[string]any{"root": "vol", "limit": -1}, protocol.KindInvalidRequest)
+	var file protocol.ReadFileResult
+	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt", "stream_id": "s1"}, &file)
+	if file.Size != 5 || file.SHA256 != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
+		t.Fatalf("read_file: %+v", file)
+	}
+	if n := h.notifications(protocol.NotifyStoreData); len(n) != 1 {
+		t.Fatalf("store/data notifications: %d", len(n))
+	}
+	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "missing", "stream_id": "s2"}, protocol.KindNotFound)
+	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt"}, protocol.KindInvalidRequest)
+}
+
+func TestStoreOpsWithoutStore(t *testing.T) {
+	h := startHost(t, struct{ providerOnly }{providerOnly{newFake()}})
+	res := h.initialize(nil)
+	if res.Capabilities.Store || res.Capabilities.WriteFile {
+		t.Fatalf("capabilities must say no store: %+v", res.Capabilities)
+	}
+	h.callErr(protocol.MethodStoreVolumes, nil, protocol.KindInvalidRequest)
+	h.callErr(protocol.MethodStoreListDir, map[string]any{"root": "v"}, protocol.KindInvalidRequest)
+	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "p", "stream_id": "s"}, protocol.KindInvalidRequest)
+	h.callErr(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": "x", "path": "p", "data": ""}, protocol.KindInvalidRequest)
+}

@@ -1,0 +1,84 @@
+package resident
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+)
+
+const canary = "canary-7f3a9c21e5b84d06"
+
+// forms are the ways a canary could leak: raw, base64 at each alignment (as
+// it would appear inside exec/output data) and JSON-escaped.
+func leaks(t *testing.T, surface, text string) {
+	t.Helper()
+	if strings.Contains(text, canary) {
+		t.Fatalf("canary found in %s", surface)
+	}
+	for pad := range 3 {
+		enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + canary))
+		if len(enc) > 8 && strings.Contains(text, enc[4:len(enc)-4]) {
+			t.Fatalf("base64 canary found in %s", surface)
+		}
+	}
+}
+
+func TestCanaryNeverLeaves(t *testing.T) {
+	fake := newFake()
+	fake.storeFiles["secret.txt"] = "before " + canary + " after"
+	h := startHost(t, fake)
+	h.initialize(map[string]any{"credentials": map[string]string{"token": canary, "short": "abc"}})
+	box := newBox(t, h)
+
+	// Split across writes at every position, so a streaming scrubber that
+	// only looks inside one write would miss it.
+	for split := 1; split < len(canary); split++ {
+		var res protocol.ExecResult
+		execID := "split-" + string(rune('a'+split%26)) + strings.Repeat("x", split)
+		h.call(protocol.MethodSandboxExec, execParams(box, execID, "bytes", "pre:"+canary[:split], canary[split:]+":post"), &res)
+		got := h.output(execID, "stdout")
+		if got != "pre:"+hardening.Mask+":post" {
+			t.Fatalf("split at %d: %q", split, got)
+		}
+	}
+	// Error messages, from a provider and from the resident itself.
+	msg := h.callErr(protocol.MethodSandboxExec, execParams(box, "err1", "fail", "not_found", "lookup https://user:"+canary+"@host/x?token="+canary), protocol.KindNotFound)
+	if !strings.Contains(msg, hardening.Mask) {
+		t.Fatalf("provider error not masked: %q", msg)
+	}
+	h.callErr(protocol.MethodSandboxExec, execParams(box, "err2", "plainerr", "wrapped: "+canary), protocol.KindTransient)
+	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo", "hi"}, "exec_id": canary}, nil)
+	h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo"}, "exec_id": canary}, protocol.KindConflict)
+	// Result fields and tags.
+	var created protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": canary}}, &created)
+	var list protocol.ListOwnedResult
+	h.call(protocol.MethodSandboxList, nil, &list)
+	// Store data.
+	var file protocol.ReadFileResult
+	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "secret.txt", "stream_id": "s"}, &file)
+	if file.Redactions == 0 {
+		t.Fatal("read_file must say it redacted")
+	}
+	// A token the provider's regex knows, never registered as a literal.
+	h.call(protocol.MethodSandboxExec, execParams(box, "tok", "bytes", "x fk_abcdefghij", "0123456789 y"), nil)
+	if got := h.output("tok", "stdout"); got != "x "+hardening.Mask+" y" {
+		t.Fatalf("token: %q", got)
+	}
+	h.call(protocol.MethodShutdown, nil, nil)
+	<-h.done
+	h.done <- nil
+
+	raw := h.rawOutput()
+	leaks(t, "stdout frames", raw)
+	leaks(t, "stderr logs", h.logs.String())
+	if !strings.Contains(raw, hardening.Mask) || !strings.Contains(h.logs.String(), hardening.Mask) {
+		t.Fatal("the mask must appear on both surfaces, proving they were exercised")
+	}
+	if !strings.Contains(h.logs.String(), "too short") {
+		t.Fatal("a degenerate credential must be warned about")
+	}
+}

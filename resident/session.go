@@ -1,0 +1,104 @@
+package resident
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// Lifecycle states of a session.
+type lifecycle int32
+
+const (
+	stateNew lifecycle = iota
+	stateInitializing
+	stateReady
+)
+
+type session struct {
+	opts   Options
+	prov   provider.Provider
+	store  provider.Store      // nil when the provider has none
+	writer provider.FileWriter // nil when the provider has none
+	log    *zap.Logger
+	scrub  *hardening.Scrubber
+	stream *frameStream
+
+	// base is the parent of every request context; cancelAll ends them all
+	// with a cause that decides the error kind they answer with.
+	base      context.Context
+	cancelAll context.CancelCauseFunc
+	handlers  sync.WaitGroup
+
+	state atomic.Int32
+	owner provider.Owner // set once initialize succeeds; read only after
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelCauseFunc // request id -> cancel
+	queues   map[string]chan struct{}           // ordering key -> last ticket
+	execs    map[string]*runningExec            // exec id -> exec, for the session's life
+	running  int                                // execs holding a concurrency slot
+
+	isExpired    atomic.Bool
+	expiredOnce  sync.Once
+	expiredCh    chan struct{}
+	shutdownOnce sync.Once
+	shutdownCh   chan struct{}
+	expiryTimer  *time.Timer
+}
+
+func newSession(opts Options) *session {
+	s := &session{
+		opts:       opts,
+		prov:       opts.Provider,
+		log:        opts.Logger.Named("resident"),
+		scrub:      opts.Scrubber,
+		inflight:   map[string]context.CancelCauseFunc{},
+		queues:     map[string]chan struct{}{},
+		execs:      map[string]*runningExec{},
+		expiredCh:  make(chan struct{}),
+		shutdownCh: make(chan struct{}),
+	}
+	s.store, _ = opts.Provider.(provider.Store)
+	s.writer, _ = opts.Provider.(provider.FileWriter)
+	s.base, s.cancelAll = context.WithCancelCause(context.Background())
+	return s
+}
+
+func (s *session) expired() bool { return s.isExpired.Load() }
+
+// expire runs the credentials-expired path once, from the expiry timer or
+// the provider's unauthorized hook: tell the host, fail everything in flight
+// with unauthorized, and let Serve exit with ErrCredentialsExpired.
+func (s *session) expire(reason string) {
+	s.expiredOnce.Do(func() {
+		s.log.Warn("credentials expired", zap.String("reason", reason))
+		// Fence new requests first, tell the host, then fail what is in
+		// flight; Serve, woken last, waits for those answers.
+		s.isExpired.Store(true)
+		msg := "credentials expired: " + reason + "; respawn the resident with fresh credentials"
+		if err := s.stream.writeScrubbedNotification(protocol.NotifyCredentialsExpired, protocol.CredentialsExpired{Message: msg}); err != nil {
+			s.log.Debug("credentials_expired not delivered", zap.Error(err))
+		}
+		s.cancelAll(errExpired)
+		close(s.expiredCh)
+	})
+}
+
+func (s *session) shutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdownCh) })
+}
+
+// notifyText sends a provider notification with text fields (scrubbed).
+func (s *session) notifyText(method string, params any) {
+	if err := s.stream.writeScrubbedNotification(method, params); err != nil {
+		s.log.Debug("notification not delivered", zap.String("method", method), zap.Error(err))
+	}
+}

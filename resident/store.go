@@ -1,0 +1,139 @@
+package resident
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// defaultListDirLimit applies when the host gives none.
+const defaultListDirLimit = 1000
+
+func (s *session) needStore() (provider.Store, error) {
+	if s.store == nil {
+		return nil, invalid("provider %s has no persistent store", s.prov.Info().Name)
+	}
+	return s.store, nil
+}
+
+func listVolumes(ctx context.Context, s *session, _ *call, _ *struct{}) (*protocol.ListVolumesResult, error) {
+	store, err := s.needStore()
+	if err != nil {
+		return nil, err
+	}
+	vols, err := store.ListVolumes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if vols == nil {
+		vols = []protocol.Volume{}
+	}
+	return &protocol.ListVolumesResult{Volumes: vols}, nil
+}
+
+func listDir(ctx context.Context, s *session, _ *call, p *protocol.ListDirParams) (*protocol.ListDirResult, error) {
+	store, err := s.needStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStorePath(p.Root, p.Path); err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	switch {
+	case limit < 0:
+		return nil, invalid("limit must not be negative")
+	case limit == 0:
+		limit = defaultListDirLimit
+	}
+	limit = min(limit, s.opts.Limits.MaxListDirEntries)
+	entries, truncated, err := store.ListDir(ctx, p.Root, p.Path, limit)
+	if err != nil {
+		return nil, err
+	}
+	if entries == nil {
+		entries = []protocol.DirEntry{}
+	}
+	return &protocol.ListDirResult{Entries: entries, Truncated: truncated}, nil
+}
+
+// readFile streams a file as store/data notifications, scrubbed like exec
+// output. size and sha256 describe the bytes the host received, so it can
+// check the transfer; redactions says whether they differ from the file.
+func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFileParams) (*protocol.ReadFileResult, error) {
+	store, err := s.needStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStorePath(p.Root, p.Path); err != nil {
+		return nil, err
+	}
+	if err := checkID("stream_id", p.StreamID); err != nil {
+		return nil, err
+	}
+	file, err := store.ReadFile(ctx, p.Root, p.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+
+	hash := sha256.New()
+	var sent, read int64
+	prefix := dataPrefix(s.scrub.ScrubString(p.StreamID))
+	var body []byte
+	scrubbed := s.scrub.Stream(func(chunk []byte) error {
+		hash.Write(chunk)
+		sent += int64(len(chunk))
+		body = appendOutputBody(body[:0], prefix, chunk)
+		return s.stream.writeFrame(body)
+	})
+	buf := make([]byte, pumpBufferBytes)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, rerr := file.Read(buf)
+		read += int64(n)
+		if n > 0 {
+			if _, err := scrubbed.Write(buf[:n]); err != nil {
+				return nil, err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return nil, protocol.Errorf(protocol.KindTransient, "reading %s from volume %s: %w", p.Path, p.Root, rerr)
+		}
+	}
+	if err := scrubbed.Flush(); err != nil {
+		return nil, err
+	}
+	result := &protocol.ReadFileResult{Size: sent, SHA256: hex.EncodeToString(hash.Sum(nil))}
+	if sent != read {
+		result.Redactions = 1 // the content changed; the count of marks is not tracked
+	}
+	return result, nil
+}
+
+func dataPrefix(streamID string) []byte {
+	id, _ := jsonMarshalString(streamID)
+	prefix := []byte(`{"jsonrpc":"2.0","method":"` + protocol.NotifyStoreData + `","params":{"stream_id":`)
+	prefix = append(prefix, id...)
+	return append(prefix, `,"data":"`...)
+}
+
+func checkStorePath(root, path string) error {
+	if err := checkID("root", root); err != nil {
+		return err
+	}
+	if !printable(path) {
+		return invalid("path must be printable")
+	}
+	return nil
+}

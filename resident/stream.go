@@ -1,0 +1,134 @@
+package resident
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+)
+
+// frameStream is the jsonrpc2.ObjectStream under the connection. Reading, it
+// validates every message itself and answers the ones a session survives
+// (bad JSON, batches, bad ids) directly, so the library only ever sees
+// well-formed requests. Writing, it scrubs and frames under one lock so
+// frames never interleave.
+type frameStream struct {
+	reader   *protocol.FrameReader
+	closer   io.Closer
+	scrubber *hardening.Scrubber
+	log      *zap.Logger
+
+	writeMu sync.Mutex
+	w       io.Writer
+	buf     []byte
+	werr    error // first write error; after it every write fails fast
+
+	// readErr is the error that ended reading (io.EOF or a frame error).
+	readErr error
+}
+
+func newFrameStream(rwc io.ReadWriteCloser, maxFrame int, scrubber *hardening.Scrubber, log *zap.Logger) *frameStream {
+	return &frameStream{
+		reader:   protocol.NewFrameReader(rwc, maxFrame),
+		closer:   rwc,
+		w:        rwc,
+		scrubber: scrubber,
+		log:      log,
+	}
+}
+
+// ReadObject returns the next request or notification. Only the reader
+// goroutine of the connection calls it.
+func (s *frameStream) ReadObject(v any) error {
+	for {
+		body, err := s.reader.Read()
+		if err != nil {
+			s.readErr = err
+			return err
+		}
+		env, bad := protocol.ParseEnvelope(body)
+		if bad != nil {
+			s.log.Info("message refused", zap.Int64("code", bad.Code), zap.String("reason", bad.Msg))
+			s.writeError(bad.ID, bad.Code, protocol.KindInvalidRequest, bad.Msg)
+			continue
+		}
+		if env.Response {
+			s.log.Debug("response from host ignored: the resident sends no requests")
+			continue
+		}
+		return json.Unmarshal(body, v)
+	}
+}
+
+// WriteObject frames a message from the connection, scrubbing its JSON text.
+// Secrets are registered in their JSON-escaped forms, so a match inside a
+// string literal is replaced by a marker that is itself a valid literal.
+func (s *frameStream) WriteObject(obj any) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return s.writeFrame(s.scrubber.Scrub(body))
+}
+
+// writeScrubbedNotification is for notifications with text fields.
+func (s *frameStream) writeScrubbedNotification(method string, params any) error {
+	return s.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   wireError       `json:"error"`
+}
+
+type wireError struct {
+	Code    int64              `json:"code"`
+	Message string             `json:"message"`
+	Data    protocol.ErrorData `json:"data"`
+}
+
+// writeError answers a message the connection never saw; id nil is null.
+func (s *frameStream) writeError(id json.RawMessage, code int64, kind protocol.Kind, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	resp := errorResponse{JSONRPC: "2.0", ID: id, Error: wireError{Code: code, Message: msg, Data: protocol.ErrorData{Kind: kind}}}
+	if err := s.WriteObject(resp); err != nil {
+		s.log.Debug("error response not written", zap.Error(err))
+	}
+}
+
+func (s *frameStream) writeFrame(body []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	s.buf = protocol.AppendFrame(s.buf[:0], body)
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.werr = errors.Join(errHostGone, err)
+		return s.werr
+	}
+	if cap(s.buf) > 1<<20 {
+		s.buf = nil // don't pin a large frame's buffer for the session's life
+	}
+	return nil
+}
+
+// Close is called by the connection when reading ends. Writing must go on
+// until every in-flight request is answered, so Serve closes the stream.
+func (s *frameStream) Close() error { return nil }
+
+var errHostGone = errors.New("host stopped reading")

@@ -1,0 +1,154 @@
+package resident
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+var (
+	installIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	tagPrefixPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+	tagKeyPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
+)
+
+const (
+	maxTags        = 64
+	maxTagValueLen = 256
+	maxEnvVars     = 1024
+	maxEnvValueLen = 128 << 10
+	maxArgs        = 65536
+	maxIDLen       = 256
+)
+
+func invalid(format string, args ...any) error {
+	return protocol.Errorf(protocol.KindInvalidRequest, format, args...)
+}
+
+func checkInstallID(id string) error {
+	if !installIDPattern.MatchString(id) {
+		return invalid("install_id must be 1-64 characters of A-Za-z0-9._-")
+	}
+	return nil
+}
+
+func checkTagPrefix(prefix string) error {
+	if !tagPrefixPattern.MatchString(prefix) {
+		return invalid("tag_prefix must be 1-32 characters of A-Za-z0-9._- starting with a letter or digit")
+	}
+	return nil
+}
+
+// checkTags refuses the owner key in any spelling: ownership is the one tag a
+// host can never set.
+func checkTags(tags map[string]string, ownerKey string) error {
+	if len(tags) > maxTags {
+		return invalid("at most %d tags", maxTags)
+	}
+	for k, v := range tags {
+		if strings.EqualFold(k, ownerKey) {
+			return invalid("tag %q is the owner tag, which only the resident sets", k)
+		}
+		if !tagKeyPattern.MatchString(k) {
+			return invalid("tag key %q must be 1-128 characters of A-Za-z0-9._/- starting with a letter or digit", k)
+		}
+		if len(v) > maxTagValueLen || !printable(v) {
+			return invalid("tag %q: value must be at most %d printable characters", k, maxTagValueLen)
+		}
+	}
+	return nil
+}
+
+// checkEnv refuses names the shell could not hold and any name the provider
+// treats as secret: secrets never enter a sandbox.
+func checkEnv(field string, env map[string]string, secretPrefixes []string) error {
+	if len(env) > maxEnvVars {
+		return invalid("%s: at most %d variables", field, maxEnvVars)
+	}
+	for k, v := range env {
+		if !envNamePattern.MatchString(k) {
+			return invalid("%s: %q is not a valid variable name", field, k)
+		}
+		for _, prefix := range secretPrefixes {
+			if strings.HasPrefix(strings.ToUpper(k), strings.ToUpper(prefix)) {
+				return invalid("%s: %q has the secret prefix %q; secrets are never passed into sandboxes", field, k, prefix)
+			}
+		}
+		if len(v) > maxEnvValueLen || strings.ContainsRune(v, 0) {
+			return invalid("%s: %q must be at most %d bytes with no NUL", field, k, maxEnvValueLen)
+		}
+	}
+	return nil
+}
+
+func checkArgv(argv []string) error {
+	if len(argv) == 0 || argv[0] == "" {
+		return invalid("argv must be a non-empty array whose first element names the program")
+	}
+	if len(argv) > maxArgs {
+		return invalid("argv: at most %d arguments", maxArgs)
+	}
+	for i, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			return invalid("argv[%d] contains a NUL byte", i)
+		}
+	}
+	return nil
+}
+
+// checkID bounds a host-chosen id (sandbox, exec, stream) before it is used
+// as a key or echoed.
+func checkID(field, id string) error {
+	if id == "" {
+		return invalid("%s is required", field)
+	}
+	if len(id) > maxIDLen || !printable(id) {
+		return invalid("%s must be at most %d printable characters", field, maxIDLen)
+	}
+	return nil
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func checkSpec(spec *protocol.Spec, secretPrefixes []string) error {
+	if err := checkEnv("spec.env", spec.Env, secretPrefixes); err != nil {
+		return err
+	}
+	switch {
+	case spec.CPUs < 0:
+		return invalid("spec.cpus must not be negative")
+	case spec.MemoryMB < 0:
+		return invalid("spec.memory_mb must not be negative")
+	case spec.LifetimeS < 0:
+		return invalid("spec.lifetime_s must not be negative")
+	case spec.PidsLimit < 0:
+		return invalid("spec.pids_limit must not be negative")
+	}
+	seen := map[string]bool{}
+	for i, v := range spec.Volumes {
+		if !installIDPattern.MatchString(v.Name) || v.Name == "." || v.Name == ".." {
+			return invalid("spec.volumes[%d].name must be 1-64 characters of A-Za-z0-9._-", i)
+		}
+		if v.Path == "" || strings.ContainsRune(v.Path, 0) {
+			return invalid("spec.volumes[%d].path is required", i)
+		}
+		if seen[v.Path] {
+			return invalid("spec.volumes[%d].path %q is mounted twice", i, v.Path)
+		}
+		seen[v.Path] = true
+	}
+	return nil
+}
