@@ -210,9 +210,9 @@ type ReadFileParams struct {
 }
 
 type ReadFileResult struct {
-	Size       int64  `json:"size"`
-	SHA256     string `json:"sha256"`
-	Redactions int64  `json:"redactions,omitempty"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+	Redacted bool   `json:"redacted"`
 }
 
 type StoreData struct {

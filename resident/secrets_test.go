@@ -60,7 +60,7 @@ func TestCanaryNeverLeaves(t *testing.T) {
 	// Store data.
 	var file protocol.ReadFileResult
 	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "secret.txt", "stream_id": "s"}, &file)
-	if file.Redactions == 0 {
+	if !file.Redacted {
 		t.Fatal("read_file must say it redacted")
 	}
 	// A token the provider's regex knows, never registered as a literal.

@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -64,7 +65,8 @@ func listDir(ctx context.Context, s *session, _ *call, p *protocol.ListDirParams
 
 // readFile streams a file as store/data notifications, scrubbed like exec
 // output. size and sha256 describe the bytes the host received, so it can
-// check the transfer; redactions says whether they differ from the file.
+// check the transfer; redacted says the scrubber changed them, so they differ
+// from the file.
 func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFileParams) (*protocol.ReadFileResult, error) {
 	store, err := s.needStore()
 	if err != nil {
@@ -82,8 +84,8 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	}
 	defer file.Close()
 
-	hash := sha256.New()
-	var sent, read int64
+	hash, rawHash := sha256.New(), sha256.New()
+	var sent int64
 	prefix := dataPrefix(s.scrub.ScrubString(p.StreamID))
 	var body []byte
 	scrubbed := s.scrub.Stream(func(chunk []byte) error {
@@ -98,7 +100,7 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 			return nil, err
 		}
 		n, rerr := file.Read(buf)
-		read += int64(n)
+		rawHash.Write(buf[:n])
 		if n > 0 {
 			if _, err := scrubbed.Write(buf[:n]); err != nil {
 				return nil, err
@@ -114,11 +116,12 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	if err := scrubbed.Flush(); err != nil {
 		return nil, err
 	}
-	result := &protocol.ReadFileResult{Size: sent, SHA256: hex.EncodeToString(hash.Sum(nil))}
-	if sent != read {
-		result.Redactions = 1 // the content changed; the count of marks is not tracked
-	}
-	return result, nil
+	sum := hash.Sum(nil)
+	return &protocol.ReadFileResult{
+		Size:     sent,
+		SHA256:   hex.EncodeToString(sum),
+		Redacted: !bytes.Equal(sum, rawHash.Sum(nil)),
+	}, nil
 }
 
 func dataPrefix(streamID string) []byte {

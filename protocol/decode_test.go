@@ -1,0 +1,44 @@
+package protocol
+
+import "testing"
+
+func TestDecodeParamsStrict(t *testing.T) {
+	var p CreateParams
+	if err := DecodeParams([]byte(`{"spec":{"image":"x","env":{"A":"1"}},"tags":{"t":"v"},"future_field":1}`), &p); err != nil {
+		t.Fatalf("valid params: %v", err)
+	}
+	if p.Spec.Image != "x" || p.Tags["t"] != "v" {
+		t.Fatalf("decoded: %+v", p)
+	}
+	refused := []string{
+		`{"spec":{"Image":"x"}}`,                         // case-variant field
+		`{"tags":{"k":"a","k":"b"}}`,                     // duplicate map key
+		`{"tags":{"owner":"a","OWNER":"b"}}`,             // case-variant map keys
+		`{"spec":{"volumes":[{"name":"a","Name":"b"}]}}`, // nested in an array
+		`{"spec":{"image":"x"},"spec":{"image":"y"}}`,    // duplicate field
+		`{"spec":{"memory_mb":"lots"}}`,                  // wrong type
+		`[1]`,                                            // not an object
+	}
+	for _, raw := range refused {
+		var p CreateParams
+		err := DecodeParams([]byte(raw), &p)
+		if KindOf(err) != KindInvalidRequest {
+			t.Fatalf("%s: want invalid_request, got %v", raw, err)
+		}
+	}
+	if err := DecodeParams(nil, &p); err != nil {
+		t.Fatalf("absent params: %v", err)
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	if KindOf(Errorf(Kind("rate_limited"), "x")) != KindTransient {
+		t.Fatal("unknown kinds are transient")
+	}
+	if KindOf(Errorf(KindNotFound, "outer: %w", Errorf(KindConflict, "inner"))) != KindNotFound {
+		t.Fatal("the outermost kind wins")
+	}
+	if CodeOf(Errorf(KindQuota, "q")) != CodeQuota {
+		t.Fatal("code follows kind")
+	}
+}
