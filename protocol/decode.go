@@ -99,14 +99,20 @@ func walkObject(dec *json.Decoder, t reflect.Type) error {
 			return err
 		}
 		key := tok.(string)
-		folded := strings.ToLower(key)
-		if prev, dup := seen[folded]; dup {
+		// Struct fields match case-insensitively in encoding/json, so
+		// there a case variant is a duplicate; map keys (env names, tags)
+		// are case-sensitive and only exact repeats are.
+		seenKey := key
+		if fields != nil {
+			seenKey = strings.ToLower(key)
+		}
+		if prev, dup := seen[seenKey]; dup {
 			if prev == key {
 				return fmt.Errorf("key %q appears twice", key)
 			}
 			return fmt.Errorf("keys %q and %q differ only in case", prev, key)
 		}
-		seen[folded] = key
+		seen[seenKey] = key
 		var next reflect.Type = mapElem
 		if fields != nil {
 			ft, exact := fields[key]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -56,11 +57,17 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 		Result  json.RawMessage  `json:"result"`
 		Error   json.RawMessage  `json:"error"`
 	}
-	if err := checkKeys(body, reflectTypeOfEnvelope); err != nil {
-		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
-	}
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
+	}
+	if err := checkKeys(body, reflectTypeOfEnvelope); err != nil {
+		// Echo the id when it is unambiguous, so the host can match the
+		// answer to its request; a duplicated id itself gets null.
+		var echo json.RawMessage
+		if idKeys(body) == 1 {
+			echo, _ = validID(fields.ID)
+		}
+		return Envelope{}, &EnvelopeError{ID: echo, Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
 	}
 	id, idErr := validID(fields.ID)
 	fail := func(msg string) (Envelope, *EnvelopeError) {
@@ -116,3 +123,27 @@ var reflectTypeOfEnvelope = reflect.TypeOf(struct {
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }{})
+
+// idKeys counts the top-level keys of a valid JSON object that spell "id" in
+// any case.
+func idKeys(body []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if key, _ := tok.(string); strings.EqualFold(key, "id") {
+			n++
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0
+		}
+	}
+	return n
+}

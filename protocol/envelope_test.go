@@ -33,7 +33,7 @@ func TestParseEnvelope(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":""}`, CodeInvalidRequest},
 		{`{"jsonrpc":"2.0","id":1,"method":"m","params":3}`, CodeInvalidRequest},
 		{`{"jsonrpc":"2.0","ID":1,"method":"m"}`, CodeInvalidRequest},
-		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"A":2}}`, CodeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}`, CodeInvalidRequest},
 	}
 	for _, c := range bad {
 		if _, err := ParseEnvelope([]byte(c.body)); err == nil || err.Code != c.code {

@@ -96,16 +96,24 @@ func (s *session) handleNotification(req *jsonrpc2.Request) {
 		s.log.Debug("notification ignored", zap.String("method", req.Method))
 		return
 	}
-	var p protocol.CancelParams
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
 	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
 		s.log.Info("malformed $/cancelRequest ignored")
 		return
 	}
-	key := fmt.Sprint(p.ID)
-	if str, ok := p.ID.(string); ok {
+	var key string
+	var str string
+	var num uint64
+	switch {
+	case json.Unmarshal(p.ID, &str) == nil:
 		key = jsonrpc2.ID{Str: str, IsString: true}.String()
-	} else if num, ok := p.ID.(float64); ok {
-		key = jsonrpc2.ID{Num: uint64(num)}.String()
+	case json.Unmarshal(p.ID, &num) == nil: // refuses 10.5, -1
+		key = jsonrpc2.ID{Num: num}.String()
+	default:
+		s.log.Info("$/cancelRequest with an id that no request can have ignored")
+		return
 	}
 	s.mu.Lock()
 	cancel := s.inflight[key]
@@ -141,6 +149,11 @@ func (s *session) run(ctx context.Context, c *call, m method, known bool) (resul
 		return nil, err
 	}
 	result, err = m.serve(ctx, s, c)
+	if errors.Is(context.Cause(ctx), errHostCancel) && err == nil {
+		// The contract: a cancelled request answers cancelled, even when
+		// its work finished in the race with the cancel.
+		err = context.Canceled
+	}
 	if err != nil {
 		err = s.contextError(ctx, err)
 	}

@@ -55,6 +55,13 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 				break
 			}
 		}
+		if res.dropped > 0 {
+			// The cap cut the stream: a held-back tail may be the start of
+			// a secret that the cap cut in two, so it is dropped, not
+			// flushed, and counted.
+			res.dropped += int64(scrubbed.Buffered())
+			return
+		}
 		_ = scrubbed.Flush()
 	}()
 	return done

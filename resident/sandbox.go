@@ -21,8 +21,23 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		// Created in the race with a cancel: the host will be told
+		// cancelled and never learn the id, so remove the orphan now.
+		s.removeOrphan(id)
+		return nil, ctx.Err()
+	}
 	s.log.Info("sandbox created", zap.String("sandbox_id", id), zap.String("image", p.Spec.Image))
 	return &protocol.CreateResult{SandboxID: id}, nil
+}
+
+func (s *session) removeOrphan(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.GracePeriod)
+	defer cancel()
+	if _, err := s.prov.Terminate(ctx, id); err != nil {
+		s.log.Warn("sandbox created for a cancelled request could not be removed; list_owned will show it",
+			zap.String("sandbox_id", id), zap.Error(err))
+	}
 }
 
 func listOwned(ctx context.Context, s *session, _ *call, _ *struct{}) (*protocol.ListOwnedResult, error) {
@@ -115,11 +130,13 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 // sandbox of another install is reported exactly as a missing one.
 func (s *session) checkOwned(ctx context.Context, id string) error {
 	owner, err := s.prov.ReadOwner(ctx, id, s.owner.Key)
-	if err != nil {
+	switch {
+	case err != nil && protocol.KindOf(err) != protocol.KindNotFound:
 		return err
-	}
-	if owner != s.owner.InstallID {
-		return protocol.Errorf(protocol.KindNotFound, "sandbox %s not found", id)
+	case err != nil || owner != s.owner.InstallID:
+		// One message for missing and foreign, so they cannot be told
+		// apart by its wording.
+		return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
 	}
 	return nil
 }

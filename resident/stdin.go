@@ -21,22 +21,30 @@ func execStdin(ctx context.Context, s *session, _ *call, p *protocol.ExecStdinPa
 	if err != nil {
 		return protocol.Empty{}, err
 	}
+	// The write happens outside e.mu: a process that stops reading must not
+	// block exec/kill, which needs the lock. Writes for one exec are already
+	// serialised by its ordering key.
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ended {
+	ended, stdin := e.ended, e.stdin
+	e.mu.Unlock()
+	if ended {
 		return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q has ended", p.ExecID)
 	}
-	if e.stdin == nil {
+	if stdin == nil {
 		return protocol.Empty{}, invalid("exec %q was started without stdin, or its stdin is closed", p.ExecID)
 	}
 	if len(p.Data) > 0 {
-		if _, err := e.stdin.Write(p.Data); err != nil {
+		if _, err := stdin.Write(p.Data); err != nil {
 			return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q stopped reading its stdin", p.ExecID)
 		}
 	}
 	if p.EOF {
-		_ = e.stdin.Close()
-		e.stdin = nil
+		e.mu.Lock()
+		if e.stdin != nil {
+			_ = e.stdin.Close()
+			e.stdin = nil
+		}
+		e.mu.Unlock()
 	}
 	return protocol.Empty{}, nil
 }
