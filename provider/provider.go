@@ -113,9 +113,10 @@ type ExitStatus struct {
 }
 
 // Store is the optional persistent store: named volumes a host can browse
-// with no sandbox running. Paths are relative to the volume; a provider must
-// never resolve one outside it (no "..", no symlink out) and returns
-// invalid_request for such a path.
+// with no sandbox running. Paths are inside the volume: "" and "/" are its
+// root, an absolute path is taken inside it, and a path with a ".." element
+// is invalid_request. A provider never resolves a path outside the volume (a
+// symlink that leads out is refused, never followed).
 type Store interface {
 	ListVolumes(ctx context.Context) ([]protocol.Volume, error)
 	// ListDir returns at most limit entries and whether more exist, without
@@ -127,7 +128,8 @@ type Store interface {
 }
 
 // FileWriter is the optional ability to put a file into a running sandbox.
-// Parent directories are created; path is inside the sandbox.
+// Parent directories are created; path is inside the sandbox; mode is the
+// permission bits (the resident passes 0644 when the host gives none).
 type FileWriter interface {
 	WriteFile(ctx context.Context, sandboxID, path string, data []byte, mode uint32) error
 }

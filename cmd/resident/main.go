@@ -1,0 +1,149 @@
+// Command resident serves one compute provider to a host over JSON-RPC on
+// stdin/stdout. See docs/protocol.md for the wire and README.md for usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/resident"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes, documented in docs/protocol.md.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitProtocol = 2
+	exitExpired  = 3
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	// Before anything can print: frames get a private copy of fd 1 and fd 1
+	// becomes stderr, so a stray print cannot corrupt the channel.
+	frames, err := claimStdout()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "resident:", err)
+		return exitFailure
+	}
+	// With SIGPIPE handled, a write to a closed pipe returns EPIPE and the
+	// cleanup path runs, instead of the runtime killing the process.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	flags := flag.NewFlagSet("resident", flag.ContinueOnError)
+	providerName := flags.String("provider", "local", "compute provider to load: "+strings.Join(provider.Names(), ", "))
+	stateDir := flags.String("state-dir", defaultStateDir(), "directory for provider state (the local provider's sandboxes and volumes)")
+	logLevel := flags.String("log-level", "info", "log level on stderr: debug, info, warn, error")
+	showVersion := flags.Bool("version", false, "print the version and exit")
+	flags.Usage = func() { usage(flags) }
+	if err := flags.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitFailure
+	}
+	if *showVersion {
+		fmt.Fprintln(os.Stderr, "resident", version)
+		return exitOK
+	}
+
+	scrubber := hardening.New()
+	log, err := newLogger(*logLevel, scrubber)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "resident:", err)
+		return exitFailure
+	}
+	defer func() { _ = log.Sync() }()
+
+	notifier := &resident.Notifier{}
+	prov, err := provider.Open(*providerName, provider.Config{
+		StateDir: *stateDir,
+		Logger:   log.Named("provider." + *providerName),
+		Notify:   notifier.Notify,
+	})
+	if err != nil {
+		log.Error("cannot load provider", zap.Error(err))
+		return exitFailure
+	}
+	defer func() { _ = prov.Close() }()
+	registerEnvironmentSecrets(scrubber, prov.Secrets(), log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = resident.Serve(ctx, stdio{in: os.Stdin, out: frames}, resident.Options{
+		Provider: prov,
+		Scrubber: scrubber,
+		Logger:   log,
+		Limits:   resident.DefaultLimits(),
+		Version:  version,
+		Notifier: notifier,
+	})
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, resident.ErrCredentialsExpired):
+		return exitExpired
+	case errors.Is(err, resident.ErrProtocol):
+		return exitProtocol
+	default:
+		log.Error("resident stopped", zap.Error(err))
+		return exitFailure
+	}
+}
+
+// registerEnvironmentSecrets scrubs the values of the resident's own
+// variables that the provider calls secret, before the session can echo them.
+// (Serve adds the provider's token patterns.)
+func registerEnvironmentSecrets(scrubber *hardening.Scrubber, policy provider.SecretPolicy, log *zap.Logger) {
+	for _, kv := range os.Environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		for _, prefix := range policy.EnvPrefixes {
+			if strings.HasPrefix(strings.ToUpper(name), strings.ToUpper(prefix)) {
+				if !scrubber.AddSecret(value) {
+					log.Warn("secret variable too short or blank to scrub", zap.String("name", name))
+				}
+				break
+			}
+		}
+	}
+}
+
+func defaultStateDir() string {
+	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" {
+		return filepath.Join(dir, "resident")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "resident")
+	}
+	return filepath.Join(os.TempDir(), "resident")
+}
+
+func usage(flags *flag.FlagSet) {
+	out := flags.Output()
+	fmt.Fprintf(out, "resident %s: serves one compute provider to a host over JSON-RPC 2.0 on stdin/stdout.\n\n", version)
+	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL]")
+	fmt.Fprintln(out, "\nproviders:")
+	for _, name := range provider.Names() {
+		fmt.Fprintf(out, "  %-8s %s\n", name, provider.Summary(name))
+	}
+	fmt.Fprintln(out, "\nflags:")
+	flags.PrintDefaults()
+	fmt.Fprintln(out, "\nexit codes: 0 shutdown or stdin closed; 1 other failure; 2 unrecoverable protocol error; 3 credentials expired")
+}

@@ -1,0 +1,28 @@
+// Package local is the embedded provider: sandboxes are directories on the
+// host and commands are ordinary host processes. It needs no daemon, which
+// makes it the default for development.
+//
+// Local isolates nothing. A sandbox process runs as the resident's user with
+// the host's filesystem, network and resources; image, network, cpus,
+// memory_mb, read_only_root and pids_limit are recorded, not enforced, and a
+// read-only volume is refused because it cannot be honoured. Use it for
+// development and trusted code only; use an isolating provider otherwise.
+//
+// What local does guarantee is the contract: exact owner matching, idempotent
+// terminate, env built from an allowlist (never the resident's environment),
+// whole-tree kills, paths the resident handles (cwd, write_file, the store)
+// that never resolve outside their sandbox or volume, and state on disk that
+// a restarted resident picks up.
+//
+// Layout under StateDir/local:
+//
+//	sandboxes/<id>/meta.json   id, tags (owner last), created_at, image, spec, expiry
+//	sandboxes/<id>/root/       the sandbox's filesystem root (cwd, HOME, write_file)
+//	sandboxes/.creating-<id>/  a sandbox being built; renamed into place when whole
+//	trash/<id>-<rand>/         a sandbox being removed; out of sight at once
+//	volumes/<name>/            a store volume, linked into sandboxes at spec paths
+//	volume-meta/<name>.json    when the volume was created
+//
+// Processes are tracked through /proc, so exec needs Linux; elsewhere the
+// package builds and everything but Exec works.
+package local

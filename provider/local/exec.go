@@ -1,0 +1,139 @@
+//go:build linux
+
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// defaultPath is the PATH a process gets when the host sets none: the usual
+// container default, so commands resolve the same way they would in Docker.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Exec runs argv as a host process in its own process group, in a directory
+// inside the sandbox. Completion is the main process's exit; see process.
+func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := p.lookup(sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	root := p.rootOf(sandboxID)
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = m.Spec.Workdir
+	}
+	dir, err := p.hostDir(root, m.Spec.Volumes, cwd)
+	if err != nil {
+		return nil, err
+	}
+	env := buildEnv(m.Spec.Env, req.Env, root)
+	bin, err := lookPath(req.Argv[0], envValue(env, "PATH"), dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path: bin,
+		Args: slices.Clone(req.Argv),
+		Env:  env,
+		Dir:  dir,
+		// Own group, so one signal reaches the whole job; Pdeathsig, so a
+		// resident that dies without cleaning up does not leave the main
+		// process running.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	return p.start(ctx, sandboxID, cmd, req.Stdin)
+}
+
+// hostDir turns the host's cwd into a host directory inside the sandbox (or
+// a volume mounted in it), checked through os.Root so no symlink leads out.
+func (p *Provider) hostDir(root string, mounts []protocol.VolumeMount, cwd string) (string, error) {
+	base, rel := p.resolve(root, mounts, sandboxRel(cwd))
+	r, err := os.OpenRoot(base)
+	if err != nil {
+		return "", fmt.Errorf("exec cwd: %w", err)
+	}
+	defer r.Close()
+	info, err := r.Stat(rel)
+	if err != nil {
+		return "", fsError("exec cwd", cwd, err)
+	}
+	if !info.IsDir() {
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec cwd %q: not a directory", cwd)
+	}
+	return filepath.Join(base, rel), nil
+}
+
+// buildEnv is the whole environment of a sandbox process: the sandbox's
+// spec env, the exec env over it, and PATH and HOME when neither sets them.
+// Nothing comes from the resident's own environment.
+func buildEnv(specEnv, execEnv map[string]string, home string) []string {
+	merged := map[string]string{"PATH": defaultPath, "HOME": home}
+	for k, v := range specEnv {
+		merged[k] = v
+	}
+	for k, v := range execEnv {
+		merged[k] = v
+	}
+	env := make([]string, 0, len(merged))
+	for k, v := range merged {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}
+
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPath finds argv[0] with the sandbox process's PATH, not the
+// resident's (exec.LookPath would use the resident's environment).
+func lookPath(name, pathEnv, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		if isExecutable(name) {
+			return name, nil
+		}
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: not an executable file", name)
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		if candidate := filepath.Join(d, name); isExecutable(candidate) {
+			return candidate, nil
+		}
+	}
+	return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: executable file not found in $PATH", name)
+}
+
+func isExecutable(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package local
+
+import (
+	"context"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// Exec needs /proc to find and kill a whole process tree; without it a
+// timeout could leave processes running, so local refuses instead.
+func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+	return nil, protocol.Errorf(protocol.KindInvalidRequest, "the local provider runs commands on Linux only")
+}
+
+type process struct{}
+
+func (*process) killTree() {}
+
+type procInfo struct{}
+
+func (procInfo) cwdWithin(string) bool       { return false }
+func (procInfo) inGroup(map[int]uint64) bool { return false }
+func killWhere(func(procInfo) bool)          {}
+
+const oDirectory = 0 // the Stat before the open has to do

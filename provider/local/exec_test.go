@@ -1,0 +1,180 @@
+package local_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+type run struct {
+	proc           provider.Process
+	stdout, stderr strings.Builder
+	mu             sync.Mutex
+	readers        sync.WaitGroup
+}
+
+func start(t *testing.T, p provider.Provider, id string, req provider.ExecRequest) *run {
+	return startCtx(t, context.Background(), p, id, req)
+}
+
+func startCtx(t *testing.T, c context.Context, p provider.Provider, id string, req provider.ExecRequest) *run {
+	t.Helper()
+	proc, err := p.Exec(c, id, req)
+	must(t, err)
+	r := &run{proc: proc}
+	r.readers.Add(2)
+	for _, s := range []struct {
+		src io.Reader
+		dst *strings.Builder
+	}{{proc.Stdout(), &r.stdout}, {proc.Stderr(), &r.stderr}} {
+		go func() {
+			defer r.readers.Done()
+			buf := make([]byte, 4096)
+			for {
+				n, err := s.src.Read(buf)
+				r.mu.Lock()
+				s.dst.Write(buf[:n])
+				r.mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return r
+}
+
+func (r *run) out() string { r.mu.Lock(); defer r.mu.Unlock(); return r.stdout.String() }
+
+func (r *run) wait(t *testing.T) provider.ExitStatus {
+	t.Helper()
+	done := make(chan provider.ExitStatus, 1)
+	go func() { st, _ := r.proc.Wait(); r.readers.Wait(); done <- st }()
+	select {
+	case st := <-done:
+		return st
+	case <-time.After(time.Minute):
+		t.Fatal("exec did not end")
+		return provider.ExitStatus{}
+	}
+}
+
+func sandbox(t *testing.T, spec protocol.Spec) (provider.Provider, string, string) {
+	state := t.TempDir()
+	p := open(t, state)
+	id, err := p.Create(context.Background(), spec, owner, nil)
+	must(t, err)
+	t.Cleanup(func() { p.Terminate(context.Background(), id) })
+	return p, id, filepath.Join(state, "local", "sandboxes", id, "root")
+}
+
+// TestEnvIsExactlyPathAndHome: with no env asked for, a process sees PATH
+// and HOME (the sandbox root) and nothing else of the resident's.
+func TestEnvIsExactlyPathAndHome(t *testing.T) {
+	p, id, root := sandbox(t, protocol.Spec{})
+	r := start(t, p, id, provider.ExecRequest{Argv: []string{"env"}})
+	r.wait(t)
+	got := strings.Split(strings.TrimSpace(r.out()), "\n")
+	slices.Sort(got)
+	want := []string{"HOME=" + root, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("env = %q, want %q", got, want)
+	}
+}
+
+// TestLateReaderGetsBufferedOutput: Wait returns after the grace although
+// a background child holds stdout and nobody read yet; what the main
+// process wrote is still all there for the reader.
+func TestLateReaderGetsBufferedOutput(t *testing.T) {
+	p, id, _ := sandbox(t, protocol.Spec{})
+	proc, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sh", "-c", "sleep 300 & head -c 60000 /dev/zero; echo end"}})
+	must(t, err)
+	st, err := proc.Wait()
+	must(t, err)
+	read := make(chan []byte, 1)
+	go func() {
+		data, _ := io.ReadAll(proc.Stdout())
+		_, _ = io.ReadAll(proc.Stderr())
+		read <- data
+	}()
+	var data []byte
+	select {
+	case data = <-read:
+	case <-time.After(time.Minute):
+		t.Fatal("stdout did not end after Wait returned")
+	}
+	if st.Code != 0 || len(data) != 60004 || !strings.HasSuffix(string(data), "end\n") {
+		t.Fatalf("exit %d, %d bytes; want 0 and 60004", st.Code, len(data))
+	}
+}
+
+// TestCancelKillsSetsidChild checks from the host's /proc that a child
+// that left the process group dies with the exec.
+func TestCancelKillsSetsidChild(t *testing.T) {
+	p, id, _ := sandbox(t, protocol.Spec{})
+	c, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := startCtx(t, c, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", `setsid sh -c 'trap "" TERM; echo $$; exec sleep 300' & wait`}})
+	await(t, func() bool { return strings.HasSuffix(r.out(), "\n") })
+	pid, err := strconv.Atoi(strings.TrimSpace(r.out()))
+	must(t, err)
+	if pgid, _ := syscall.Getpgid(pid); pgid != pid {
+		t.Fatalf("child %d did not leave the exec's process group (pgid %d)", pid, pgid)
+	}
+	cancel()
+	if st := r.wait(t); st.Code != 137 || st.Signal != "SIGKILL" {
+		t.Errorf("killed exec: %+v, want 137 SIGKILL", st)
+	}
+	await(t, func() bool { return !alive(pid) })
+}
+
+// TestTerminateKillsOrphans: a double-forked process whose parent exited
+// is no one's descendant any more; Terminate finds it by its working
+// directory.
+func TestTerminateKillsOrphans(t *testing.T) {
+	p, id, _ := sandbox(t, protocol.Spec{})
+	r := start(t, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", `(setsid sleep 300 >/dev/null 2>&1 & echo $!)`}})
+	r.wait(t)
+	pid, err := strconv.Atoi(strings.TrimSpace(r.out()))
+	must(t, err)
+	if !alive(pid) {
+		t.Fatal("orphan not running before terminate")
+	}
+	existed, err := p.Terminate(context.Background(), id)
+	if err != nil || !existed {
+		t.Fatalf("Terminate = %v, %v", existed, err)
+	}
+	await(t, func() bool { return !alive(pid) })
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func await(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,164 @@
+//go:build linux
+
+package local
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// procInfo is one line of the process table, read from /proc/<pid>/stat.
+type procInfo struct {
+	pid, ppid, pgid int
+	start           uint64 // clock ticks after boot: tells a reused pid apart
+	zombie          bool
+}
+
+func readProc(pid int) (procInfo, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	// The command name is in parentheses and may hold spaces or ')': the
+	// fields start after the last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 { // state ppid pgrp session tty tpgid flags ... starttime is field 22
+		return procInfo{}, false
+	}
+	pi := procInfo{pid: pid, zombie: f[0] == "Z" || f[0] == "X"}
+	pi.ppid, _ = strconv.Atoi(f[1])
+	pi.pgid, _ = strconv.Atoi(f[2])
+	pi.start, _ = strconv.ParseUint(f[19], 10, 64)
+	return pi, true
+}
+
+func snapshot() map[int]procInfo {
+	procs := map[int]procInfo{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pi, ok := readProc(pid); ok {
+			procs[pid] = pi
+		}
+	}
+	return procs
+}
+
+func startTime(pid int) uint64 {
+	pi, _ := readProc(pid)
+	return pi.start
+}
+
+// cwdWithin reports whether the process works inside dir. The link reads
+// "<path> (deleted)" once the directory is gone.
+func (pi procInfo) cwdWithin(dir string) bool {
+	cwd, err := os.Readlink("/proc/" + strconv.Itoa(pi.pid) + "/cwd")
+	if err != nil {
+		return false
+	}
+	cwd = strings.TrimSuffix(cwd, " (deleted)")
+	return cwd == dir || strings.HasPrefix(cwd, dir+"/")
+}
+
+// killWhere SIGKILLs every live process that match selects, and all their
+// descendants, including those that left the process group with setsid. It
+// first stops them and re-reads the table until no new process appears, so
+// nothing can fork its way out between the snapshot and the kill. A child
+// whose parent already died was re-parented away and is found only if match
+// selects it itself (Terminate matches by working directory for that).
+func killWhere(match func(procInfo) bool) {
+	self := os.Getpid()
+	stopped := map[int]bool{}
+	for round := 0; round < 50; round++ {
+		procs := snapshot()
+		children := map[int][]int{}
+		var queue []int
+		for _, pi := range procs {
+			if pi.zombie || pi.pid == self || pi.pid == 1 {
+				continue
+			}
+			children[pi.ppid] = append(children[pi.ppid], pi.pid)
+			if stopped[pi.pid] || match(pi) {
+				queue = append(queue, pi.pid)
+			}
+		}
+		grew := false
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			if !stopped[pid] {
+				stopped[pid] = true
+				grew = true
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			}
+			for _, c := range children[pid] {
+				if !stopped[c] {
+					queue = append(queue, c)
+				}
+			}
+		}
+		if !grew {
+			break
+		}
+	}
+	for pid := range stopped {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// waitExit blocks until pid has exited without reaping it (WNOWAIT): until
+// the reap, the pid and its process group id cannot be reused, so killTree
+// may still signal them.
+func waitExit(pid int) {
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, 1 /* P_PID */, uintptr(pid),
+			uintptr(unsafe.Pointer(&info)), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return
+		}
+	}
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP", syscall.SIGXCPU: "SIGXCPU",
+	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(sig syscall.Signal) string {
+	if name, ok := signalNames[sig]; ok {
+		return name
+	}
+	return "SIG" + strconv.Itoa(int(sig))
+}
+
+// inGroup reports whether the process belongs to one of a sandbox's process
+// groups. A group id is a pid; if a process with that pid lives but started
+// at another time, the id was reused by someone else's group.
+func (pi procInfo) inGroup(groups map[int]uint64) bool {
+	start, ok := groups[pi.pgid]
+	if !ok {
+		return false
+	}
+	leader, alive := readProc(pi.pgid)
+	return !alive || leader.start == start
+}
+
+// oDirectory makes opening a directory fail on anything else.
+const oDirectory = syscall.O_DIRECTORY

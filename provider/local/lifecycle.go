@@ -1,0 +1,166 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+func (p *Provider) readMeta(id string) (*meta, error) {
+	data, err := os.ReadFile(filepath.Join(p.sandboxDir(id), metaFile))
+	if err != nil {
+		return nil, err
+	}
+	m := &meta{}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("sandbox %s: meta.json: %w", id, err)
+	}
+	return m, nil
+}
+
+// lookup loads a live sandbox. A malformed id never touches the filesystem,
+// and an expired sandbox is removed on the spot and reported missing: the
+// lifetime holds even when no timer ran (the resident was down).
+func (p *Provider) lookup(id string) (*meta, error) {
+	if !validID(id) {
+		return nil, notFound(id)
+	}
+	m, err := p.readMeta(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.expired(p.now()) {
+		if _, err := p.remove(id, "expired"); err != nil {
+			p.log.Warn("expired sandbox not removed", zap.String("sandbox_id", id), zap.Error(err))
+		}
+		return nil, notFound(id)
+	}
+	return m, nil
+}
+
+// ListOwned matches the owner tag exactly; expired sandboxes are removed and
+// left out, so "expired" is never a state local reports.
+func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
+	entries, err := os.ReadDir(p.sandboxes)
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: %w", err)
+	}
+	out := []protocol.Sandbox{}
+	if owner.Key == "" || owner.InstallID == "" {
+		return out, nil
+	}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !validID(e.Name()) {
+			continue // staging directories and strays
+		}
+		m, err := p.lookup(e.Name())
+		if err != nil {
+			if protocol.KindOf(err) != protocol.KindNotFound {
+				p.log.Warn("unreadable sandbox skipped", zap.String("sandbox_id", e.Name()), zap.Error(err))
+			}
+			continue
+		}
+		if v, ok := m.Tags[owner.Key]; !ok || v != owner.InstallID {
+			continue
+		}
+		out = append(out, protocol.Sandbox{
+			SandboxID: m.ID, Tags: maps.Clone(m.Tags), CreatedAt: m.CreatedAt,
+			State: protocol.StateRunning, Image: m.Image,
+		})
+	}
+	slices.SortFunc(out, func(a, b protocol.Sandbox) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.SandboxID, b.SandboxID))
+	})
+	return out, nil
+}
+
+// ReadOwner returns the ownerKey tag, "" when the sandbox has none.
+func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
+	m, err := p.lookup(sandboxID)
+	if err != nil {
+		return "", err
+	}
+	return m.Tags[ownerKey], nil
+}
+
+// Terminate removes a sandbox and kills everything running in it.
+func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error) {
+	if !validID(sandboxID) {
+		return false, nil
+	}
+	return p.remove(sandboxID, "terminated")
+}
+
+// remove takes a sandbox out of sight with one rename, which also decides a
+// race between two removers (only one rename succeeds), then kills its
+// processes and deletes it. Exec registers processes under p.mu after
+// checking the directory, so none can start unseen after the rename.
+func (p *Provider) remove(id, reason string) (existed bool, err error) {
+	aside := filepath.Join(p.trash, id+"-"+newID()[len(idPrefix):])
+	p.mu.Lock()
+	_ = os.MkdirAll(p.trash, 0o700)
+	if err := os.Rename(p.sandboxDir(id), aside); err != nil {
+		p.mu.Unlock()
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("sandbox %s: remove: %w", id, err)
+	}
+	procs, groups := p.running[id], p.groups[id]
+	delete(p.running, id)
+	delete(p.groups, id)
+	if t := p.timers[id]; t != nil {
+		t.Stop()
+		delete(p.timers, id)
+	}
+	p.mu.Unlock()
+	for pr := range procs {
+		pr.killTree()
+	}
+	p.reap(aside, groups)
+	p.log.Info("sandbox "+reason, zap.String("sandbox_id", id))
+	return true, nil
+}
+
+// reap kills whatever still runs in a removed sandbox (an earlier instance's
+// execs, background children) and deletes its files.
+func (p *Provider) reap(dir string, groups map[int]uint64) {
+	killWhere(func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) })
+	if err := removeTree(dir); err != nil {
+		p.log.Warn("sandbox files left behind", zap.String("dir", dir), zap.Error(err))
+	}
+}
+
+// removeTree is os.RemoveAll that also copes with directories a sandbox made
+// unwritable (chmod 0555), which would otherwise stop the removal.
+func removeTree(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}

@@ -1,0 +1,141 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// Version is the local provider's version, reported by Info.
+const Version = "0.1.0"
+
+func init() {
+	provider.Register("local", "host processes in per-sandbox directories; no daemon, no isolation (development and trusted code only)", New)
+}
+
+var (
+	_ provider.Provider   = (*Provider)(nil)
+	_ provider.Store      = (*Provider)(nil)
+	_ provider.FileWriter = (*Provider)(nil)
+)
+
+// Provider runs sandboxes as directories and host processes. It isolates
+// nothing (see the package doc): it is for development and trusted code.
+// All state that must survive a restart lives on disk; the maps below only
+// track what this instance started (running execs, lifetime timers).
+type Provider struct {
+	log        *zap.Logger
+	now        func() time.Time
+	sandboxes  string // StateDir/local/sandboxes: one directory per sandbox
+	volumes    string // StateDir/local/volumes: one directory per volume
+	volumeMeta string // StateDir/local/volume-meta: created_at of each volume
+	trash      string // StateDir/local/trash: sandboxes being removed
+
+	mu      sync.Mutex
+	closed  bool
+	running map[string]map[*process]struct{} // sandbox id -> live execs
+	groups  map[string]map[int]uint64        // sandbox id -> process groups it had -> leader start time
+	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
+	wg      sync.WaitGroup                   // lifetime callbacks in flight
+}
+
+// New builds a local provider keeping its state under cfg.StateDir/local.
+// It reaps what an earlier instance left half done (a create or terminate cut
+// short by a crash) and arms lifetime timers for the sandboxes that exist.
+func New(cfg provider.Config) (provider.Provider, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("local: a state directory is required")
+	}
+	base, err := filepath.Abs(filepath.Join(cfg.StateDir, "local"))
+	if err != nil {
+		return nil, fmt.Errorf("local: state dir: %w", err)
+	}
+	p := &Provider{
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		sandboxes:  filepath.Join(base, "sandboxes"),
+		volumes:    filepath.Join(base, "volumes"),
+		volumeMeta: filepath.Join(base, "volume-meta"),
+		trash:      filepath.Join(base, "trash"),
+		running:    map[string]map[*process]struct{}{},
+		groups:     map[string]map[int]uint64{},
+		timers:     map[string]*time.Timer{},
+	}
+	if p.log == nil {
+		p.log = zap.NewNop()
+	}
+	p.log = p.log.Named("provider.local")
+	if p.now == nil {
+		p.now = time.Now
+	}
+	for _, dir := range []string{p.sandboxes, p.volumes, p.volumeMeta, p.trash} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("local: state dir: %w", err)
+		}
+	}
+	p.recover()
+	return p, nil
+}
+
+// Info says what local offers: the store, write_file and stdin, but no
+// isolation and no enforcement of network, CPU, memory or read-only volumes.
+func (p *Provider) Info() provider.Info {
+	return provider.Info{
+		Name:    "local",
+		Version: Version,
+		Capabilities: protocol.Capabilities{
+			Store:     true,
+			WriteFile: true,
+			Stdin:     true,
+		},
+	}
+}
+
+// Secrets names the resident variables that hold secrets and a few token
+// shapes common enough to be worth scrubbing from anything a local process
+// prints: local runs with the developer's own tools and credentials nearby.
+func (p *Provider) Secrets() provider.SecretPolicy {
+	return provider.SecretPolicy{
+		EnvPrefixes: []string{"RESIDENT_SECRET_", "RESIDENT_TOKEN"},
+		Tokens:      tokenPatterns,
+	}
+}
+
+var tokenPatterns = []hardening.TokenPattern{
+	{Name: "github-token", Prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, Regexp: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,251}`), MaxLen: 255},
+	{Name: "github-fine-grained-token", Prefixes: []string{"github_pat_"}, Regexp: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{22,244}`), MaxLen: 255},
+	{Name: "gitlab-token", Prefixes: []string{"glpat-"}, Regexp: regexp.MustCompile(`glpat-[A-Za-z0-9_-]{20,100}`), MaxLen: 106},
+	{Name: "aws-access-key-id", Prefixes: []string{"AKIA", "ASIA"}, Regexp: regexp.MustCompile(`A[KS]IA[A-Z0-9]{16}`), MaxLen: 20},
+}
+
+// ApplyAuth accepts and ignores credentials: local has no backend to log in to.
+func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error { return nil }
+
+// OnUnauthorized is a no-op: nothing local can ever become unauthorized.
+func (p *Provider) OnUnauthorized(hook func(reason string)) {}
+
+// Close stops the lifetime timers and waits for any expiry in progress. It
+// leaves sandboxes and their processes alone: a later instance on the same
+// state dir owns them again.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for id, t := range p.timers {
+		t.Stop()
+		delete(p.timers, id)
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return nil
+}

@@ -1,0 +1,193 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// meta is a sandbox's meta.json. It is written once, atomically, before the
+// sandbox directory gets its final name, so a listed sandbox always has one.
+// It holds spec.env (the sandbox's environment survives a restart, as a
+// container's does), which is why it is mode 0600 in a 0700 tree.
+type meta struct {
+	ID        string            `json:"id"`
+	Tags      map[string]string `json:"tags"`
+	CreatedAt time.Time         `json:"created_at"`
+	Image     string            `json:"image,omitempty"`
+	Spec      protocol.Spec     `json:"spec"`
+	ExpiresAt *time.Time        `json:"expires_at,omitempty"`
+}
+
+func (m *meta) expired(now time.Time) bool {
+	return m.ExpiresAt != nil && !now.Before(*m.ExpiresAt)
+}
+
+const (
+	metaFile    = "meta.json"
+	rootDir     = "root"
+	stagingName = ".creating-"
+)
+
+func (p *Provider) sandboxDir(id string) string { return filepath.Join(p.sandboxes, id) }
+func (p *Provider) rootOf(id string) string     { return filepath.Join(p.sandboxes, id, rootDir) }
+
+// Create builds the sandbox under a staging name and renames it into place
+// only when it is complete: a crash mid-create leaves nothing listed.
+func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if owner.Key == "" || owner.InstallID == "" {
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: owner key and install id are required")
+	}
+	if spec.LifetimeS < 0 {
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")
+	}
+	mounts, err := checkMounts(spec.Volumes)
+	if err != nil {
+		return "", err
+	}
+	spec.Volumes = mounts
+	spec.Env = maps.Clone(spec.Env)
+
+	id := newID()
+	m := &meta{ID: id, Tags: maps.Clone(tags), CreatedAt: p.now().UTC(), Image: spec.Image, Spec: spec}
+	if m.Tags == nil {
+		m.Tags = map[string]string{}
+	}
+	m.Tags[owner.Key] = owner.InstallID // last, so no host tag can claim ownership
+	if spec.LifetimeS > 0 {
+		deadline := m.CreatedAt.Add(time.Duration(spec.LifetimeS) * time.Second)
+		m.ExpiresAt = &deadline
+	}
+
+	staging := filepath.Join(p.sandboxes, stagingName+id)
+	if err := p.build(staging, m); err != nil {
+		_ = os.RemoveAll(staging)
+		return "", fmt.Errorf("sandbox create: %w", err)
+	}
+	if err := os.Rename(staging, p.sandboxDir(id)); err != nil {
+		_ = os.RemoveAll(staging)
+		return "", fmt.Errorf("sandbox create: %w", err)
+	}
+	p.arm(id, m.ExpiresAt)
+	p.log.Info("sandbox created", zap.String("sandbox_id", id), zap.Int64("lifetime_s", spec.LifetimeS))
+	return id, nil
+}
+
+// build lays out a sandbox in dir: the root, its volume links, the workdir
+// and finally meta.json.
+func (p *Provider) build(dir string, m *meta) error {
+	root := filepath.Join(dir, rootDir)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, v := range m.Spec.Volumes {
+		volume, err := p.ensureVolume(v.Name)
+		if err != nil {
+			return err
+		}
+		if parent := path.Dir(v.Path); parent != "." {
+			if err := r.MkdirAll(parent, 0o755); err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+		}
+		// A symlink is the only way to show a directory elsewhere without
+		// privileges. Paths through it are resolved by p.resolve, not by
+		// following the link, which os.Root would (rightly) refuse.
+		if err := r.Symlink(volume, v.Path); err != nil {
+			return fmt.Errorf("volume %s: %w", v.Name, err)
+		}
+	}
+	if m.Spec.Workdir != "" {
+		base, rel := p.resolve(root, m.Spec.Volumes, sandboxRel(m.Spec.Workdir))
+		if err := mkdirIn(base, rel); err != nil {
+			return fmt.Errorf("workdir: %w", err)
+		}
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dir, metaFile, data, 0o600)
+}
+
+// checkMounts validates spec.volumes and returns them with cleaned paths.
+func checkMounts(volumes []protocol.VolumeMount) ([]protocol.VolumeMount, error) {
+	out := make([]protocol.VolumeMount, 0, len(volumes))
+	for _, v := range volumes {
+		switch {
+		case !validVolumeName(v.Name):
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume name %q must be 1-64 characters of A-Za-z0-9._- (not . or ..)", v.Name)
+		case v.ReadOnly:
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: the local provider cannot enforce read_only (capabilities.read_only_volumes is false); mount it read-write or use an isolating provider", v.Name)
+		case v.Path == "" || sandboxRel(v.Path) == ".":
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path must name a directory below the sandbox root", v.Name)
+		}
+		v.Path = sandboxRel(v.Path)
+		for _, other := range out {
+			_, inside := within(v.Path, other.Path)
+			_, contains := within(other.Path, v.Path)
+			if inside || contains {
+				return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume paths %q and %q overlap", "/"+other.Path, "/"+v.Path)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func mkdirIn(base, rel string) error {
+	r, err := os.OpenRoot(base)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.MkdirAll(rel, 0o755)
+}
+
+// writeFileAtomic writes dir/name through a temporary file and a rename, so
+// a reader sees the old content or the new, never a torn file.
+func writeFileAtomic(dir, name string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
