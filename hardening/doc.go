@@ -48,7 +48,13 @@
 // long as the shortest form (capped at 24 bytes) slides over the data,
 // jumping by a distance read from a table hashed on its last four bytes, so
 // throughput barely depends on the number of forms. Candidates are verified
-// against forms bucketed by their first four bytes. The whole index is
-// immutable and replaced copy-on-write (atomic.Pointer) when secrets are
-// added, so scrubbing never takes a lock.
+// against forms bucketed by their first four bytes, longest first. Token
+// prefixes get the same treatment on two-byte blocks (tokens.go), and the
+// regex runs only at prefix hits. Large buffers are scanned as four
+// interleaved lanes, because each jump waits on the previous table load.
+//
+// All of it is immutable and replaced copy-on-write (atomic.Pointer) when
+// secrets or patterns are added, so scrubbing never takes a lock. A Stream
+// (stream.go) asks the same search where the undecided tail starts, and
+// keeps only that.
 package hardening

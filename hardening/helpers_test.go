@@ -72,9 +72,13 @@ var writeModes = []struct {
 // replace each merged range by Mask.
 func naiveScrub(s *Scrubber, data []byte) []byte {
 	var spans []span
+	byFirst := map[byte][][]byte{}
+	for _, f := range s.forms {
+		byFirst[f[0]] = append(byFirst[f[0]], f)
+	}
 	for i := range data {
 		best := 0
-		for _, f := range s.forms {
+		for _, f := range byFirst[data[i]] {
 			if len(f) > best && bytes.HasPrefix(data[i:], f) {
 				best = len(f)
 			}
@@ -99,7 +103,7 @@ func naiveScrub(s *Scrubber, data []byte) []byte {
 			spans = append(spans, span{i, i + best})
 		}
 	}
-	return render(nil, data, spans)
+	return render(nil, data, spans, false)
 }
 
 var anchoredCache sync.Map // *regexp.Regexp -> anchored copy

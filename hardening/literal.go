@@ -29,6 +29,7 @@ type bucketEntry struct {
 type literalIndex struct {
 	forms      [][]byte
 	window     int
+	maxLen     int // longest form
 	shift      []uint8
 	shiftBits  uint // 32 - log2(len(shift))
 	bucketOff  []uint32
@@ -36,16 +37,17 @@ type literalIndex struct {
 	bucketBits uint
 	short1     [256]bool            // first byte of some form
 	short2     [1 << 16 / 64]uint64 // first two bytes of some form
-	short3     map[uint32]struct{}  // first three bytes of some form
+	short3     []uint32             // first three bytes of every form, sorted
 }
 
 func buildLiteral(forms [][]byte) *literalIndex {
 	if len(forms) == 0 {
 		return nil
 	}
-	ix := &literalIndex{forms: forms, window: maxWindow, short3: make(map[uint32]struct{})}
+	ix := &literalIndex{forms: forms, window: maxWindow}
 	for _, f := range forms {
 		ix.window = min(ix.window, len(f))
+		ix.maxLen = max(ix.maxLen, len(f))
 	}
 	w := ix.window
 	maxJump := uint8(w - blockLen + 1)
@@ -64,8 +66,11 @@ func buildLiteral(forms [][]byte) *literalIndex {
 		ix.short1[f[0]] = true
 		k2 := uint(f[0]) | uint(f[1])<<8
 		ix.short2[k2/64] |= 1 << (k2 % 64)
-		ix.short3[uint32(f[0])|uint32(f[1])<<8|uint32(f[2])<<16] = struct{}{}
+		ix.short3 = append(ix.short3, uint32(f[0])|uint32(f[1])<<8|uint32(f[2])<<16)
 	}
+
+	slices.Sort(ix.short3)
+	ix.short3 = slices.Compact(ix.short3)
 
 	nb := nextPow2(2 * len(forms))
 	ix.bucketBits = uint(32 - bits.TrailingZeros(uint(nb)))

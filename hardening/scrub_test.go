@@ -64,6 +64,9 @@ func TestScrubTable(t *testing.T) {
 			if got := s.ScrubString(tc.in); got != tc.want {
 				t.Errorf("Scrub(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
+			if got := s.AppendScrub([]byte("<"), []byte(tc.in)); string(got) != "<"+tc.want {
+				t.Errorf("AppendScrub = %q", got)
+			}
 			if got := naiveScrub(s, []byte(tc.in)); string(got) != tc.want {
 				t.Errorf("reference disagrees with the table: %q", got)
 			}

@@ -18,7 +18,7 @@ const MinSecretLen = 6
 // concurrent use; secrets and patterns can be added at any time. Readers
 // never lock: every addition builds a new immutable matcher and publishes it
 // atomically, so additions cost O(all forms) and are meant to be rare
-// compared with scrubbing.
+// compared with scrubbing. Create one with New.
 type Scrubber struct {
 	mu       sync.Mutex // serialises additions
 	cur      atomic.Pointer[matcher]
@@ -32,7 +32,7 @@ type Scrubber struct {
 // as regexp.MustCompile does: patterns are fixed by the program, not input.
 func New(patterns ...TokenPattern) *Scrubber {
 	s := &Scrubber{seen: make(map[string]struct{})}
-	s.cur.Store(&matcher{})
+	s.cur.Store(newMatcher(nil, nil))
 	s.AddPatterns(patterns...)
 	return s
 }
@@ -74,7 +74,7 @@ func (s *Scrubber) AddSecrets(values ...string) int {
 	if added {
 		old := s.cur.Load()
 		// A fresh slice header: the old matcher keeps reading its own.
-		s.cur.Store(&matcher{lit: buildLiteral(s.forms[:len(s.forms):len(s.forms)]), tok: old.tok})
+		s.cur.Store(newMatcher(buildLiteral(s.forms[:len(s.forms):len(s.forms)]), old.tok))
 	}
 	return ok
 }
@@ -93,7 +93,7 @@ func (s *Scrubber) AddPatterns(p ...TokenPattern) {
 	defer s.mu.Unlock()
 	s.patterns = append(s.patterns, p...)
 	old := s.cur.Load()
-	s.cur.Store(&matcher{lit: old.lit, tok: buildTokens(s.patterns)})
+	s.cur.Store(newMatcher(old.lit, buildTokens(s.patterns)))
 }
 
 // Len returns the number of registered literal forms (secrets times their
@@ -113,11 +113,21 @@ func (s *Scrubber) Scrub(b []byte) []byte {
 		return b
 	}
 	var sc scratch
-	spans, _ := m.find(b, true, &sc)
+	spans, _, _ := m.find(b, true, 0, &sc)
 	if len(spans) == 0 {
 		return b
 	}
-	return render(make([]byte, 0, len(b)+len(spans)*len(Mask)), b, spans)
+	return render(make([]byte, 0, len(b)+len(spans)*len(Mask)), b, spans, false)
+}
+
+// AppendScrub appends b, scrubbed, to dst and returns the extended slice.
+// Unlike Scrub it always copies, but into a buffer the caller can reuse:
+// allocating a fresh output per call costs more than scanning it.
+func (s *Scrubber) AppendScrub(dst, b []byte) []byte {
+	m := s.cur.Load()
+	var sc scratch
+	spans, _, _ := m.find(b, true, 0, &sc)
+	return render(dst, b, spans, false)
 }
 
 // ScrubString is Scrub for strings; it returns str itself when nothing

@@ -1,16 +1,14 @@
 package hardening
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
-	"slices"
 )
 
 // TokenPattern is a provider's token regex with a literal prefilter: the
-// regex only runs where one of Prefixes occurs, so a pattern costs one
-// substring search per prefix plus a regex run per hit, not a regex run over
-// the whole output.
+// regex only runs where one of Prefixes occurs (all prefixes of all patterns
+// are found in one pass), never over the whole output. Prefixes must be at
+// least 2 bytes; longer, rarer prefixes make the pass faster.
 type TokenPattern struct {
 	Name     string         // e.g. "github-token"
 	Prefixes []string       // literal strings every match starts with (e.g. "ghp_", "glpat-"); required, non-empty
@@ -23,8 +21,8 @@ func (p TokenPattern) validate() error {
 		return fmt.Errorf("hardening: token pattern %q needs a Regexp, Prefixes and a positive MaxLen", p.Name)
 	}
 	for _, pre := range p.Prefixes {
-		if pre == "" || len(pre) > p.MaxLen {
-			return fmt.Errorf("hardening: token pattern %q: prefix %q is empty or longer than MaxLen", p.Name, pre)
+		if len(pre) < 2 || len(pre) > p.MaxLen {
+			return fmt.Errorf("hardening: token pattern %q: prefix %q is shorter than 2 bytes or longer than MaxLen", p.Name, pre)
 		}
 	}
 	return nil
@@ -40,13 +38,22 @@ type tokenRule struct {
 }
 
 type tokenPrefix struct {
-	lit    []byte
-	rules  []tokenRule
-	window int // largest maxLen among rules: bytes needed after a hit to decide it
+	lit   []byte
+	rules []tokenRule
+	need  int // largest maxLen among rules: bytes needed after a hit to decide it
 }
 
+// tokenIndex finds prefix occurrences in one pass with the same skipping
+// idea as the literal index, on two-byte blocks because prefixes are short:
+// a window as long as the shortest prefix jumps by up to window-1 bytes.
+// One pass over all prefixes beats a bytes.Index per prefix, whose per-call
+// overhead dominates when a prefix starts with a common letter.
 type tokenIndex struct {
 	prefixes []tokenPrefix
+	window   int       // shortest prefix, capped at maxWindow
+	need     int       // bytes after a hit that decide every rule
+	first    [256]bool // first byte of some prefix
+	shift    []uint8   // pairTable entries, indexed by pairSlot of the window's last two bytes
 }
 
 func buildTokens(patterns []TokenPattern) *tokenIndex {
@@ -66,53 +73,33 @@ func buildTokens(patterns []TokenPattern) *tokenIndex {
 			}
 			tp := &tx.prefixes[i]
 			tp.rules = append(tp.rules, rule)
-			tp.window = max(tp.window, p.MaxLen)
+			tp.need = max(tp.need, p.MaxLen)
+			tx.need = max(tx.need, p.MaxLen)
+		}
+	}
+	tx.window = maxWindow
+	for _, tp := range tx.prefixes {
+		tx.window = min(tx.window, len(tp.lit))
+	}
+	tx.shift = make([]uint8, pairTable)
+	for i := range tx.shift {
+		tx.shift[i] = uint8(tx.window - 1)
+	}
+	for _, tp := range tx.prefixes {
+		tx.first[tp.lit[0]] = true
+		for j := 0; j+2 <= tx.window; j++ {
+			k := pairSlot(tp.lit[j], tp.lit[j+1])
+			tx.shift[k] = min(tx.shift[k], uint8(tx.window-2-j))
 		}
 	}
 	return tx
 }
 
-// scan appends every token match to out, sorted by start, and returns the
-// earliest position whose outcome still depends on bytes not yet seen: a hit
-// with fewer than window bytes after it, or a prefix cut off by the end of
-// data. When final, that position is len(data).
-func (tx *tokenIndex) scan(data []byte, final bool, out []span) ([]span, int) {
-	n, hold := len(data), len(data)
-	first := len(out)
-	for i := range tx.prefixes {
-		tp := &tx.prefixes[i]
-		for from := 0; ; {
-			j := bytes.Index(data[from:], tp.lit)
-			if j < 0 {
-				break
-			}
-			pos := from + j
-			if !final && pos+tp.window > n {
-				hold = min(hold, pos)
-				break
-			}
-			best := 0
-			for _, r := range tp.rules {
-				if loc := r.re.FindIndex(data[pos:min(n, pos+r.maxLen)]); loc != nil {
-					best = max(best, loc[1])
-				}
-			}
-			if best > 0 {
-				out = append(out, span{pos, pos + best})
-			}
-			from = pos + 1
-		}
-		if !final {
-			for r := min(len(tp.lit)-1, n); r > 0; r-- {
-				if bytes.Equal(data[n-r:], tp.lit[:r]) {
-					hold = min(hold, n-r)
-					break
-				}
-			}
-		}
-	}
-	if len(tx.prefixes) > 1 {
-		slices.SortFunc(out[first:], func(a, b span) int { return a.start - b.start })
-	}
-	return out, hold
+// pairTable is small enough to stay in L1: the scan is bound by the latency
+// of one table load per step, and prefixes contribute only a few dozen pairs,
+// so hashing 64Ki pairs into 4Ki slots costs almost no extra false hits.
+const pairTable = 1 << 12
+
+func pairSlot(a, b byte) uint32 {
+	return ((uint32(a) | uint32(b)<<8) * hashMul) >> (32 - 12)
 }

@@ -1,6 +1,9 @@
 package protocol
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestDecodeParamsStrict(t *testing.T) {
 	var p CreateParams
@@ -43,5 +46,13 @@ func TestKindOf(t *testing.T) {
 	}
 	if CodeOf(Errorf(KindQuota, "q")) != CodeQuota {
 		t.Fatal("code follows kind")
+	}
+}
+
+func TestErrorfPrintsCauseOnce(t *testing.T) {
+	cause := errors.New("socket closed")
+	err := Errorf(KindTransient, "container start: %w", cause)
+	if err.Error() != "container start: socket closed" || !errors.Is(err, cause) {
+		t.Fatalf("got %q", err)
 	}
 }

@@ -89,10 +89,15 @@ type Error struct {
 	Code int64
 	Msg  string
 	Err  error
+	// msgHasCause: Msg already spells out Err (Errorf with %w).
+	msgHasCause bool
 }
 
+// Error is Msg and the cause's text, joined by ": ", each when present.
 func (e *Error) Error() string {
 	switch {
+	case e.msgHasCause:
+		return e.Msg
 	case e.Msg != "" && e.Err != nil:
 		return e.Msg + ": " + e.Err.Error()
 	case e.Msg != "":
@@ -108,7 +113,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf builds an *Error of kind; a %w verb in format is kept as the cause.
 func Errorf(kind Kind, format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
-	return &Error{Kind: kind, Msg: err.Error(), Err: errors.Unwrap(err)}
+	return &Error{Kind: kind, Msg: err.Error(), Err: errors.Unwrap(err), msgHasCause: true}
 }
 
 // Wrap gives err a kind without changing its message.

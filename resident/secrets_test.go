@@ -82,3 +82,18 @@ func TestCanaryNeverLeaves(t *testing.T) {
 		t.Fatal("a degenerate credential must be warned about")
 	}
 }
+
+// A secret that starts with an escape letter can match JSON text right after
+// a backslash ("\n" + "ightly..." encodes as \nightly...). The frame must
+// stay valid JSON and the secret must still be masked.
+func TestScrubbedFrameStaysValidJSON(t *testing.T) {
+	const secret = "nightly-token-4c2d8e"
+	fake := newFake()
+	h := startHost(t, fake)
+	h.initialize(map[string]any{"credentials": map[string]string{"t": secret}})
+	box := newBox(t, h)
+	msg := h.callErr(protocol.MethodSandboxExec, execParams(box, "j", "fail", "not_found", "line\n"+secret[1:]+" and "+secret), protocol.KindNotFound)
+	if strings.Contains(msg, secret) || !strings.Contains(msg, hardening.Mask) {
+		t.Fatalf("message: %q", msg)
+	}
+}

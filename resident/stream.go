@@ -65,15 +65,14 @@ func (s *frameStream) ReadObject(v any) error {
 	}
 }
 
-// WriteObject frames a message from the connection, scrubbing its JSON text.
-// Secrets are registered in their JSON-escaped forms, so a match inside a
-// string literal is replaced by a marker that is itself a valid literal.
+// WriteObject frames a message from the connection, scrubbing its JSON text
+// (secrets are registered in their JSON-escaped forms too).
 func (s *frameStream) WriteObject(obj any) error {
 	body, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	return s.writeFrame(s.scrubber.Scrub(body))
+	return s.writeFrame(s.scrubber.ScrubJSON(body))
 }
 
 // writeScrubbedNotification is for notifications with text fields.

@@ -29,7 +29,7 @@ type scrubbingSink struct {
 }
 
 func (s scrubbingSink) Write(p []byte) (int, error) {
-	if _, err := s.out.Write(s.scrubber.Scrub(p)); err != nil {
+	if _, err := s.out.Write(s.scrubber.ScrubJSON(p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
