@@ -36,6 +36,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("RESIDENT", residentBin)
+			env.Setenv("DOCKER_HOST", os.Getenv("DOCKER_HOST"))
+			env.Setenv("CI", os.Getenv("CI"))
 			// A planted secret the resident must scrub: its name has the
 			// local provider's secret prefix.
 			env.Setenv("RESIDENT_SECRET_CANARY", "canary-env-5e1d9b7c2a")
@@ -47,8 +49,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"rpc": cmdRPC,
+			"rpc":          cmdRPC,
+			"docker-image": cmdDockerImage,
 		},
+		Condition:           condition,
 		RequireExplicitExec: true,
 	})
 }

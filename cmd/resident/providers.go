@@ -2,5 +2,6 @@ package main
 
 // The providers this binary can load; each registers itself by name.
 import (
+	_ "github.com/resident-dev/resident/provider/docker"
 	_ "github.com/resident-dev/resident/provider/local"
 )

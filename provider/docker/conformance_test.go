@@ -1,0 +1,24 @@
+package docker
+
+import (
+	"testing"
+
+	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/providertest"
+)
+
+// TestConformance runs the provider contract's suite on a real engine.
+func TestConformance(t *testing.T) {
+	needEngine(t)
+	providertest.Run(t, providertest.Harness{
+		New: func(t *testing.T) provider.Provider {
+			p, _ := newTestProvider(t)
+			return p
+		},
+		Image: testImage,
+		Volume: func(t *testing.T, name string, files map[string]string) {
+			p, _ := newTestProvider(t)
+			seedVolume(t, p, name, files)
+		},
+	})
+}

@@ -1,0 +1,145 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+)
+
+// Create makes and starts a hardened container (see doc.go for every
+// default). The container's command is the keeper's "alive", under Docker's
+// init, so it needs nothing from the image: no shell, no sleep.
+func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := validateSpec(spec); err != nil {
+		return "", err
+	}
+	labels, err := sandboxLabels(spec, owner, tags)
+	if err != nil {
+		return "", err
+	}
+	img, err := p.ensureImage(ctx, spec.Image)
+	if err != nil {
+		return "", err
+	}
+	refs, err := p.ensureHelpers(ctx)
+	if err != nil {
+		return "", err
+	}
+	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
+	if err != nil {
+		return "", err
+	}
+	var imageEnv []string
+	if img.Config != nil {
+		imageEnv = img.Config.Env
+	}
+	cfg := &container.Config{
+		Image:      spec.Image,
+		Entrypoint: []string{keeperproto.Path, keeperproto.CmdAlive, strconv.FormatInt(spec.LifetimeS, 10)},
+		Cmd:        []string{},
+		Env:        containerEnv(spec, imageEnv),
+		WorkingDir: spec.Workdir,
+		Labels:     labels,
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
+	if err != nil {
+		err = classify(cctx, "container create", err)
+		if protocol.KindOf(err) == protocol.KindNotFound {
+			// The image was just inspected: what is missing is the network.
+			err = kindErr(protocol.KindInvalidRequest, err, "spec.network %q", spec.Network)
+		}
+		return "", err
+	}
+	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		err = classify(cctx, "container start", err)
+		if _, rmErr := p.remove(created.ID); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+		return "", err
+	}
+	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
+	return created.ID, nil
+}
+
+// hostConfig is where the hardening lives.
+func hostConfig(spec protocol.Spec, mounts []mount.Mount) *container.HostConfig {
+	init := true
+	pids := int64(DefaultPidsLimit)
+	if spec.PidsLimit > 0 {
+		pids = spec.PidsLimit
+	}
+	network, _ := networkMode(spec.Network) // validated
+	hc := &container.HostConfig{
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		Privileged:     false,
+		Init:           &init,
+		NetworkMode:    network,
+		ReadonlyRootfs: spec.ReadOnlyRoot,
+		IpcMode:        "private",
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		Mounts:         mounts,
+		Resources:      container.Resources{PidsLimit: &pids},
+	}
+	if spec.CPUs > 0 {
+		hc.NanoCPUs = int64(spec.CPUs * 1e9)
+	}
+	if spec.MemoryMB > 0 {
+		hc.Memory = spec.MemoryMB << 20
+		hc.MemorySwap = hc.Memory // no swap: the limit is the limit
+	}
+	return hc
+}
+
+// sandboxMounts: the keeper (read-only), the spec's store volumes, and on a
+// read-only root a scratch volume for /tmp and for the work directory.
+func (p *Provider) sandboxMounts(ctx context.Context, spec protocol.Spec, owner provider.Owner, refs helperRefs) ([]mount.Mount, error) {
+	mounts := []mount.Mount{{
+		Type: mount.TypeVolume, Source: refs.volume, Target: keeperproto.Dir, ReadOnly: true,
+		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
+	}}
+	covered := map[string]bool{}
+	for _, m := range spec.Volumes {
+		if err := p.ensureStoreVolume(ctx, m.Name, owner); err != nil {
+			return nil, err
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: m.Name, Target: m.Path, ReadOnly: m.ReadOnly})
+		covered[m.Path] = true
+	}
+	if spec.ReadOnlyRoot {
+		// Anonymous volumes, not tmpfs: the archive API (write_file) sees
+		// volumes but not a tmpfs, and disk is cheaper than memory. They are
+		// labelled and go away with the container.
+		scratch := baseLabels(RoleScratch)
+		scratch[owner.Key] = owner.InstallID
+		for _, dir := range []string{"/tmp", spec.Workdir} {
+			if dir == "" || dir == "/" || covered[dir] || underAny(dir, spec.Volumes) {
+				continue
+			}
+			covered[dir] = true
+			mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Target: dir, VolumeOptions: &mount.VolumeOptions{Labels: scratch}})
+		}
+	}
+	return mounts, nil
+}
+
+func underAny(dir string, vols []protocol.VolumeMount) bool {
+	for _, v := range vols {
+		if strings.HasPrefix(dir, v.Path+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+// Package docker is the Docker provider: each sandbox is a container on a
+// Docker engine, driven through the Engine API (github.com/moby/moby/client;
+// no docker CLI anywhere). The engine is the one the usual environment names:
+// DOCKER_HOST (unix or tcp, local or remote), DOCKER_TLS_VERIFY,
+// DOCKER_CERT_PATH, DOCKER_API_VERSION. The API version is negotiated down
+// to the engine's (1.40 at the oldest, Docker 19.03). Linux engines on amd64
+// and arm64 are supported.
+//
+// # Hardened defaults, and how a host changes them
+//
+//	capabilities       all dropped (CapDrop ALL)                       fixed
+//	no-new-privileges  on: setuid binaries gain nothing                fixed
+//	privileged         never; no host path or Docker socket is ever    fixed
+//	                   mounted: only named volumes
+//	init               docker-init is pid 1 and reaps zombies          fixed
+//	processes          512 (pids limit; stops fork bombs)              spec.pids_limit
+//	network            none (only lo)                                  spec.network: "bridge" or a
+//	                                                                   network name; "host" and
+//	                                                                   "container:..." are refused
+//	cpu, memory        unlimited; memory, when set, without swap       spec.cpus, spec.memory_mb (>= 6)
+//	root filesystem    writable                                        spec.read_only_root: then /tmp
+//	                                                                   and the workdir are scratch
+//	                                                                   volumes (disk, not memory; the
+//	                                                                   archive API can write them),
+//	                                                                   removed with the sandbox
+//	lifetime           until terminated                                spec.lifetime_s: the sandbox
+//	                                                                   stops itself, resident or not
+//	restart policy     none; IPC namespace private                     fixed
+//	user, workdir      the image's                                     spec.workdir
+//	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
+//	                   one); never the resident's own
+//	store volumes      created (labelled) when spec.volumes names a     spec.volumes[].read_only
+//	                   missing one; one not made by this provider is
+//	                   refused
+//
+// # The keeper
+//
+// A sandbox's image may have no shell, no sleep, no kill. So the provider
+// brings a tiny static helper, the keeper (internal/keeper, embedded by
+// internal/keeperbin for amd64 and arm64), in a read-only volume named after
+// its digest ("resident-keeper-<digest>") mounted at /.resident in every
+// sandbox, and in a one-file image ("resident-keeper:<digest>") imported from
+// a tarball for store helpers. Both are made on first use per engine and
+// reused. The keeper:
+//
+//   - keeps the sandbox up ("alive", the container's command under
+//     docker-init) and, with lifetime_s, exits after it, which stops the
+//     container even if no resident is left. A stopped sandbox stays listed
+//     (state "expired" when its lifetime ran out, else "stopped") until
+//     terminated, so a host sees what happened and reaps it;
+//   - runs every exec ("run"): it is a child subreaper, so every process the
+//     exec starts, daemonized or setsid'd, stays below it; it reports
+//     "started" (or why not: no such cwd or executable) on stdout before the
+//     child exists; and on a kill it SIGSTOPs and SIGKILLs the whole tree
+//     until nothing is left, then exits 137.
+//
+// # Exec
+//
+// An exec is one hijacked connection: stdout and stderr demultiplexed and
+// streamed as they come, with backpressure; the exec's stdin carries framed
+// control messages to the keeper (stdin data, only when the host asked for
+// stdin; EOF; kill). The environment goes through the API, never on a
+// command line. Relative cwd is taken from "/", and ".." stops there.
+//
+// Completion is the keeper's (the main process's) exit as the engine's exec
+// state reports it, polled at most every 250ms, not the end of the stream: a
+// background child holding stdout open delays Wait by at most 300ms once
+// silent (5s at most in all), and is left running. The exit code is the
+// child's; 128+n is read as signal n (as shells do).
+//
+// Kill (context cancelled or past its deadline): the kill frame; if the exec
+// has not ended 1s later (a stdin write may hold the connection), a second
+// exec runs "keeper kill". The keeper also enforces the context's deadline by
+// itself, and kills the tree when its control stream ends (the resident died
+// or dropped the connection), so nothing of an exec outlives its owner.
+//
+// OOM: an exec that ends with 137 while the sandbox's cgroup OOM-kill counter
+// grew (the keeper reads it at start; a short exec reads it again) has
+// ExitStatus.OOMKilled set. An OOM kill of a concurrent exec in the same
+// sandbox in that window counts too.
+//
+// Known limit: if the connection to the engine drops mid-exec while the
+// engine stays up, the engine itself records the exec as exited with 126;
+// the keeper kills the tree.
+//
+// # Files and the store
+//
+// write_file goes through the archive API: missing parents are created
+// (0755), existing ones are not touched, the mode is honoured (0777 bits),
+// ownership is the container user's. The store is Docker named volumes
+// labelled as store volumes; list_volumes lists only those. list_dir and
+// read_file run a short-lived helper container (the keeper image, the volume
+// mounted read-only, no network, no capability but CAP_DAC_READ_SEARCH,
+// removed when done) that resolves paths with os.Root: ".." and symlinks out
+// of the volume are refused (invalid_request), a symlink is listed as one.
+// list_dir reads at most limit+1 entries, in directory order; read_file
+// streams, never holding a file whole.
+//
+// # Ownership and labels
+//
+// Everything the provider creates carries labels under "dev.resident."
+// (LabelManaged, LabelRole, ...); host tags may not use that namespace. Host
+// tags are labels as given, and the owner tag is merged last. list_owned is
+// an exact label match done by the engine and checked again; a container
+// without our labels, or with another owner, is never listed, touched or
+// removed. Sandbox ids are full 64-hex container ids only (the engine would
+// also resolve names and prefixes). Terminate stops with SIGTERM, SIGKILL
+// after 3s, then removes the container and its scratch volumes; a missing
+// container or one already being removed is success with existed=false.
+//
+// # Errors, timeouts, credentials
+//
+// Engine errors are classified once (errors.go) with containerd/errdefs: not
+// found, conflict, invalid argument, unauthorized/forbidden, resource
+// exhausted (quota); an engine that cannot be reached is transient. Every
+// control call is bounded by 30s; an exec tolerates an unreachable or silent
+// engine for 15s (plus the one call in flight) before Wait returns
+// transient; a pull with no progress for 2 minutes is transient. The next
+// call after the engine is back simply works. A 401 from the engine or a
+// proxy in front of it fires the unauthorized hook (registry 401s during a
+// pull do not: that is a per-image problem, reported as not_found like the
+// engine's "pull access denied").
+//
+// Registry credentials come from initialize.credentials["docker_auth_config"]
+// (a Docker config JSON with "auths"); a pull sends only the entry for the
+// image's registry, and reports progress as sandbox/pull_progress. Secrets()
+// names the Docker and registry credential variables and the token patterns
+// of registry auth material (dckr_pat_/dckr_oat_ tokens, base64 Docker
+// configs and X-Registry-Auth values, "auth"/"identitytoken" JSON fields).
+package docker

@@ -1,0 +1,164 @@
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+)
+
+// Exec runs argv in a sandbox under the keeper ("keeper run"), over one
+// hijacked Engine API connection: stdout and stderr demultiplexed and
+// streamed as they come, the exec's stdin carrying the keeper's control
+// frames (stdin data for the child when asked, EOF, kill). It returns once
+// the keeper said the child is starting, or with the keeper's reason why it
+// cannot (no such cwd, no such executable).
+func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+	if err := validateExec(req); err != nil {
+		return nil, err
+	}
+	c, err := p.inspectSandbox(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	if c.State == nil || !c.State.Running {
+		return nil, protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", sandboxID[:12])
+	}
+	token := newToken()
+	cmd := []string{keeperproto.Path, keeperproto.CmdRun, "-token", token}
+	if req.Cwd != "" {
+		// Relative to the sandbox root, and never above it.
+		cmd = append(cmd, "-cwd", path.Join("/", req.Cwd))
+	}
+	if req.Stdin {
+		cmd = append(cmd, "-stdin")
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// The keeper enforces the deadline itself too: it holds even when
+		// the engine or the resident cannot reach it any more.
+		cmd = append(cmd, "-deadline-ms", strconv.FormatInt(max(1, time.Until(d).Milliseconds()), 10))
+	}
+	cmd = append(append(cmd, "--"), req.Argv...)
+
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
+		Cmd: cmd, Env: execEnv(req.Env), AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return nil, classify(cctx, "exec create", err)
+	}
+	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return nil, classify(cctx, "exec start", err)
+	}
+	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
+	go proc.demux()
+	st, err := proc.awaitStatus(cctx)
+	if err != nil {
+		proc.abandon()
+		return nil, classify(cctx, "exec start", err)
+	}
+	proc.oomBefore = st.oomKills
+	proc.stopKill = context.AfterFunc(ctx, proc.kill)
+	return proc, nil
+}
+
+func validateExec(req provider.ExecRequest) error {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
+	}
+	for _, a := range append(slices.Clone(req.Argv), req.Cwd) {
+		if strings.ContainsRune(a, 0) {
+			return protocol.Errorf(protocol.KindInvalidRequest, "exec: argv and cwd must not contain NUL")
+		}
+	}
+	for k, v := range req.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return protocol.Errorf(protocol.KindInvalidRequest, "exec: env %q: names must be non-empty without '=' or NUL, values without NUL", k)
+		}
+	}
+	return nil
+}
+
+// execEnv passes the environment through the API, never on a command line
+// (where `ps` would show it). It adds to the container's env (spec.env,
+// the image's ENV) and overrides it.
+func execEnv(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keeperStatus is the keeper's first line.
+type keeperStatus struct {
+	oomKills int64
+}
+
+// parseStatus reads "<prefix>ok <oom>" or "<prefix>err <kind> <message>".
+func parseStatus(line []byte) (keeperStatus, error) {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), keeperproto.StatusPrefix)
+	if !ok {
+		// Not the keeper talking: the runtime could not start it at all
+		// (its volume is gone, or the image's architecture differs).
+		return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper did not start: %s", strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
+	}
+	word, rest, _ := strings.Cut(rest, " ")
+	switch word {
+	case "ok":
+		n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+		if err != nil {
+			n = -1
+		}
+		return keeperStatus{oomKills: n}, nil
+	case "err":
+		kind, msg, _ := strings.Cut(rest, " ")
+		return keeperStatus{}, protocol.Errorf(protocol.Kind(kind), "%s", msg)
+	}
+	return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper: bad status %q", rest)
+}
+
+// runKeeper runs a short keeper command in a sandbox and returns its
+// stdout (at most 4 KiB): the kill fallback and the OOM counter use it.
+func (p *Provider) runKeeper(ctx context.Context, sandboxID string, args ...string) (string, error) {
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{Cmd: append([]string{keeperproto.Path}, args...), AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", classify(cctx, "keeper "+args[0], err)
+	}
+	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return "", classify(cctx, "keeper "+args[0], err)
+	}
+	defer att.Close()
+	stop := context.AfterFunc(cctx, att.Close)
+	defer stop()
+	var out, errOut lockedBuffer
+	if _, err := stdcopy.StdCopy(&out, &errOut, io.LimitReader(att.Reader, 1<<20)); err != nil {
+		return "", classify(cctx, "keeper "+args[0], fmt.Errorf("%w (%s)", err, errOut.String()))
+	}
+	return out.String(), nil
+}

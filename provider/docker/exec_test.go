@@ -1,0 +1,93 @@
+package docker
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+func TestExecStreamsOutputAsItComes(t *testing.T) {
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+	start := time.Now()
+	proc, err := p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"sh", "-c", "echo first; echo err-first >&2; sleep 2; echo second"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = bufio.NewReader(proc.Stderr()).ReadString('\n') }()
+	out := bufio.NewReader(proc.Stdout())
+	line, err := out.ReadString('\n')
+	if err != nil || line != "first\n" || time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("first line %q (%v) after %s; want it before the process sleeps 2s", line, err, time.Since(start))
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }() // read to EOF, as the resident does
+	if st, err := proc.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("Wait = %+v, %v", st, err)
+	}
+}
+
+// The environment goes through the API: the process sees it, no command
+// line in the sandbox carries it.
+func TestExecEnvIsNeverOnACommandLine(t *testing.T) {
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{Env: map[string]string{"FROM_SPEC": "spec-canary-41"}}, nil)
+	script := `echo "$EXEC_SECRET $FROM_SPEC"; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done`
+	r := run(t, testCtx(t), p, id, provider.ExecRequest{Argv: []string{"sh", "-c", script}, Env: map[string]string{"EXEC_SECRET": "exec-canary-42"}})
+	first, rest, _ := strings.Cut(r.stdout, "\n")
+	if first != "exec-canary-42 spec-canary-41" {
+		t.Fatalf("the process saw %q", first)
+	}
+	if strings.Contains(rest, "canary") || !strings.Contains(rest, "keeper run") {
+		t.Fatalf("command lines in the sandbox:\n%s", rest)
+	}
+}
+
+func TestBackgroundChildDoesNotHoldTheExec(t *testing.T) {
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+	start := time.Now()
+	r := run(t, testCtx(t), p, id, provider.ExecRequest{Argv: []string{"sh", "-c", "sleep 305 & echo done"}})
+	took := time.Since(start)
+	if r.err != nil || r.status.Code != 0 || r.stdout != "done\n" || took > 3*time.Second {
+		t.Fatalf("exec with a background child: %+v %v %q after %s", r.status, r.err, r.stdout, took)
+	}
+	t.Logf("completed %s after start while its child holds stdout", took.Round(time.Millisecond))
+	// Not a kill: a background child of a finished exec keeps running.
+	if ps := processes(t, p, id); !strings.Contains(ps, "sleep 305") {
+		t.Fatalf("the background child was killed:\n%s", ps)
+	}
+}
+
+func TestExecErrors(t *testing.T) {
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+	_, err := p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"true"}, Cwd: "/no/such/dir"})
+	if protocol.KindOf(err) != protocol.KindNotFound {
+		t.Errorf("missing cwd: %v", err)
+	}
+	_, err = p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"no-such-binary"}})
+	if protocol.KindOf(err) != protocol.KindInvalidRequest || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing binary: %v", err)
+	}
+	_, err = p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"true"}, Env: map[string]string{"A=B": "x"}})
+	if protocol.KindOf(err) != protocol.KindInvalidRequest {
+		t.Errorf("bad env name: %v", err)
+	}
+	stopped := create(t, p, testOwner(t), protocol.Spec{LifetimeS: 1}, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err = p.Exec(testCtx(t), stopped, provider.ExecRequest{Argv: []string{"true"}})
+		if protocol.KindOf(err) == protocol.KindConflict || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if protocol.KindOf(err) != protocol.KindConflict {
+		t.Errorf("exec in an expired sandbox: %v; want conflict", err)
+	}
+}

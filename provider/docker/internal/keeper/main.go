@@ -1,0 +1,108 @@
+// Command keeper is the static helper the Docker provider puts into every
+// sandbox (read-only, at keeperproto.Path) and into its store helper image.
+// It exists because the Engine API cannot do four things a sandbox needs,
+// and an arbitrary image may have no shell or coreutils to do them with:
+//
+//   - alive: a long-running command with an optional lifetime, so the
+//     sandbox stops by itself even when the resident is gone;
+//   - run: start one exec as a child subreaper, so every process the exec
+//     spawns (daemonized or not) stays in a tree the keeper can kill, and
+//     report "started" or a clean start error before any output;
+//   - kill: kill such a tree from a second exec (the fallback path);
+//   - ls / cat: browse a mounted volume without following a symlink out of
+//     it (os.Root), for the store.
+//
+// It is built with CGO_ENABLED=0 and embedded by package keeperbin; see
+// that package for how to rebuild it after editing this one.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail("usage: keeper alive|run|kill|oom|ls|cat ...")
+	}
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case keeperproto.CmdAlive:
+		alive(args)
+	case keeperproto.CmdRun:
+		os.Exit(run(args))
+	case keeperproto.CmdKill:
+		os.Exit(killCmd(args))
+	case keeperproto.CmdOOM:
+		fmt.Println(oomKills())
+	case keeperproto.CmdLs:
+		os.Exit(ls(args))
+	case keeperproto.CmdCat:
+		os.Exit(cat(args))
+	default:
+		fail("keeper: unknown command " + os.Args[1])
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(2)
+}
+
+// alive keeps the sandbox's init (docker-init) busy: it is the container's
+// command. With a lifetime it exits 0 after that many seconds, which stops
+// the container even if no resident is left to do it. SIGTERM (docker stop)
+// ends it at once through the default action: it installs no handlers.
+func alive(args []string) {
+	secs := int64(0)
+	if len(args) > 0 {
+		n, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil || n < 0 {
+			fail("keeper alive: bad lifetime " + args[0])
+		}
+		secs = n
+	}
+	if secs == 0 {
+		for {
+			time.Sleep(24 * time.Hour)
+		}
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	os.Exit(0)
+}
+
+// oomKills reads how many processes the kernel's OOM killer has killed in
+// this container's memory cgroup: "oom_kill" in memory.events (cgroup v2)
+// or memory.oom_control (v1). -1 when neither is readable. The provider
+// compares the value before and after an exec that died of SIGKILL.
+func oomKills() int64 {
+	for _, p := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+		if n, ok := readCounter(p, "oom_kill"); ok {
+			return n
+		}
+	}
+	return -1
+}
+
+func readCounter(path, key string) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if ok && name == key {
+			n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+)
+
+const prSetChildSubreaper = 36
+
+// run starts argv as its child and waits for it. Its exit code is the
+// child's (128+n for signal n); after a kill it is KilledExitCode. The exec's
+// main process, as Docker sees it, is the keeper, so the exec counts as done
+// the moment the child exits, whatever background descendants still hold
+// stdout.
+func run(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	_ = fs.String("token", "", "identifies this run to 'keeper kill'")
+	cwd := fs.String("cwd", "", "working directory")
+	withStdin := fs.Bool("stdin", false, "give the child the data frames as stdin")
+	deadlineMS := fs.Int64("deadline-ms", 0, "kill the tree after this many milliseconds")
+	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+		status("err", keeperproto.KindInvalidRequest, "keeper run: bad arguments")
+		return 2
+	}
+	argv := fs.Args()
+
+	// As a subreaper, orphans of the exec (a daemonized grandchild, a
+	// setsid'd shell) are reparented to the keeper instead of to init, so the
+	// tree under the keeper is always the whole exec.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		status("err", keeperproto.KindInternal, "keeper: prctl(PR_SET_CHILD_SUBREAPER): "+e.Error())
+		return 126
+	}
+	if *cwd != "" {
+		if err := os.Chdir(*cwd); err != nil {
+			kind := keeperproto.KindInvalidRequest
+			if errors.Is(err, os.ErrNotExist) {
+				kind = keeperproto.KindNotFound
+			}
+			status("err", kind, fmt.Sprintf("exec cwd %q: %v", *cwd, unwrapPathError(err)))
+			return 126
+		}
+	}
+	bin, err := lookPath(argv[0], os.Getenv("PATH"))
+	if err != nil {
+		status("err", keeperproto.KindInvalidRequest, err.Error())
+		return 127
+	}
+	childIn, feed, err := childStdin(*withStdin)
+	if err != nil {
+		status("err", keeperproto.KindInternal, "keeper: stdin: "+err.Error())
+		return 126
+	}
+	status("ok", fmt.Sprint(oomKills()), "")
+
+	killer := newTreeKiller()
+	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{childIn, os.Stdout, os.Stderr},
+		// Its own process group, so "kill 0" in the exec cannot hit the
+		// keeper.
+		Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	childIn.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "resident: exec %q: %v\n", argv[0], err)
+		return 126
+	}
+	go control(feed, killer)
+	if *deadlineMS > 0 {
+		time.AfterFunc(time.Duration(*deadlineMS)*time.Millisecond, killer.trigger)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() { <-sigs; killer.trigger() }()
+	go killer.loop()
+
+	code := reap(proc.Pid)
+	if killer.wait() {
+		return keeperproto.KilledExitCode
+	}
+	return code
+}
+
+// reap waits for the main child, reaping every orphan the subreaper gets on
+// the way so none lingers as a zombie.
+func reap(child int) int {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 126 // ECHILD: nothing left, cannot happen before the child
+		}
+		if pid != child {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
+}
+
+// status writes the one status line the provider waits for. It goes out
+// before the child exists, so it always precedes the child's output.
+func status(word, a, b string) {
+	line := keeperproto.StatusPrefix + word + " " + a
+	if b != "" {
+		line += " " + strings.ReplaceAll(b, "\n", " ")
+	}
+	_, _ = os.Stdout.WriteString(line + "\n")
+}
+
+// lookPath resolves argv[0] the way execvp does, with the exec's PATH.
+func lookPath(name, pathEnv string) (string, error) {
+	if strings.Contains(name, "/") {
+		if executable(name) {
+			return name, nil
+		}
+		return "", fmt.Errorf("exec %q: not an executable file", name)
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		if p := filepath.Join(dir, name); executable(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("exec %q: executable file not found in $PATH", name)
+}
+
+func executable(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// treeKiller kills the keeper's whole process tree once triggered, from
+// whichever path triggers first (kill frame, deadline, lost connection,
+// signal). The keeper exits only after the tree is gone.
+type treeKiller struct {
+	once  sync.Once
+	start chan struct{}
+	done  chan struct{}
+}
+
+func newTreeKiller() *treeKiller {
+	return &treeKiller{start: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (k *treeKiller) trigger() { k.once.Do(func() { close(k.start) }) }
+
+func (k *treeKiller) loop() {
+	<-k.start
+	killTree(os.Getpid())
+	close(k.done)
+}
+
+// wait reports whether a kill was triggered and, if so, waits for it.
+func (k *treeKiller) wait() bool {
+	select {
+	case <-k.start:
+		<-k.done
+		return true
+	default:
+		return false
+	}
+}
+
+// killTree stops and kills every live descendant of root until none is
+// left. Stopping first keeps a forking process from adding children between
+// the listing and the kill; each round catches what the last one missed.
+// Nothing can leave the tree: root is a subreaper, so orphans come back to
+// it, and a setsid or a new process group changes nothing about parentage.
+func killTree(root int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := descendants(root)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGSTOP)
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// descendants lists the live (non-zombie) processes below root, from /proc
+// of the sandbox's own pid namespace.
+func descendants(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	live := map[int]bool{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid, state, ok := procStat(pid)
+		if !ok {
+			continue
+		}
+		children[ppid] = append(children[ppid], pid)
+		live[pid] = state != 'Z' && state != 'X'
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if live[c] {
+				out = append(out, c)
+			}
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// procStat reads the parent and state of pid. The command name in
+// /proc/PID/stat may hold spaces and parentheses, so fields are counted from
+// the last ')'.
+func procStat(pid int) (ppid int, state byte, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0, 0, false
+	}
+	fields := bytes.Fields(data[i+1:])
+	if len(fields) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(string(fields[1]))
+	return ppid, fields[0][0], err == nil
+}
+
+// killCmd finds the "run" keeper started with -token T and kills its tree:
+// the fallback when the kill frame cannot reach it.
+func killCmd(args []string) int {
+	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
+	token := fs.String("token", "", "the run to kill")
+	if err := fs.Parse(args); err != nil || *token == "" {
+		return 2
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 1
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !isRun(cmdline, *token) {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		killTree(pid)
+	}
+	return 0
+}
+
+func isRun(cmdline []byte, token string) bool {
+	args := bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0})
+	if len(args) < 4 || string(args[1]) != "run" {
+		return false
+	}
+	for i := 2; i+1 < len(args); i++ {
+		if string(args[i]) == "--" {
+			return false
+		}
+		if string(args[i]) == "-token" && string(args[i+1]) == token {
+			return true
+		}
+	}
+	return false
+}

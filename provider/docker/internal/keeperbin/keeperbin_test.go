@@ -1,0 +1,25 @@
+package keeperbin
+
+import "testing"
+
+func TestEmbeddedKeeperIsCurrent(t *testing.T) {
+	sum, err := HashSources(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != BuiltFrom {
+		t.Fatal("the embedded keeper is older than its sources: run go generate ./provider/docker/internal/keeperbin")
+	}
+}
+
+func TestBinariesUnpack(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		b, err := For(arch)
+		if err != nil || len(b.Data) < 1000 || string(b.Data[1:4]) != "ELF" || len(b.Digest) != 64 {
+			t.Fatalf("For(%s) = %d bytes, digest %q, %v", arch, len(b.Data), b.Digest, err)
+		}
+	}
+	if _, err := For("mips"); err == nil {
+		t.Fatal("For(mips) succeeded")
+	}
+}

@@ -1,0 +1,113 @@
+// Package keeperproto is the small wire shared by the Docker provider and the
+// keeper, the static helper it puts into every sandbox (see package keeper).
+// Both sides import it so the two can never disagree on a byte.
+package keeperproto
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Path is where the keeper lives inside a sandbox and inside the helper
+// image: a read-only volume mounted at Dir.
+const (
+	Dir  = "/.resident"
+	Path = Dir + "/keeper"
+)
+
+// StoreRoot is where a store helper container mounts the volume it browses.
+const StoreRoot = "/v"
+
+// Subcommands (argv[1]).
+const (
+	CmdAlive = "alive" // alive SECONDS: keep the sandbox up (0 = until stopped)
+	CmdRun   = "run"   // run -token T [-cwd D] [-stdin] [-deadline-ms N] -- argv...
+	CmdKill  = "kill"  // kill -token T: kill the tree of the run with that token
+	CmdOOM   = "oom"   // oom: print the cgroup's OOM-kill counter (-1 if unknown)
+	CmdLs    = "ls"    // ls -limit N -- PATH: JSON listing of StoreRoot/PATH
+	CmdCat   = "cat"   // cat -- PATH: Header line, then the bytes of StoreRoot/PATH
+)
+
+// StatusPrefix starts the first line a "run" keeper writes on stdout, before
+// the child exists: "\x00resident-keeper ok <oomcount>\n" when the child is
+// about to start, or "\x00resident-keeper err <kind> <message>\n" when it
+// cannot (bad cwd, no such executable). The NUL keeps it from ever looking
+// like output a program would print first.
+const StatusPrefix = "\x00resident-keeper "
+
+// MaxStatusLine bounds how much the provider reads looking for the status.
+const MaxStatusLine = 4096
+
+// KilledExitCode is the keeper's exit code after it killed the tree on
+// request (128+SIGKILL, what a shell reports for the same outcome).
+const KilledExitCode = 137
+
+// Control frames, provider to keeper, on the exec's stdin: one type byte, a
+// big-endian uint32 length, then the payload. The keeper's own stdin is
+// never the child's; data frames are copied to the child's stdin.
+const (
+	FrameData byte = 'd' // payload: bytes for the child's stdin
+	FrameEOF  byte = 'e' // close the child's stdin
+	FrameKill byte = 'k' // kill the whole process tree, then exit KilledExitCode
+)
+
+// MaxFramePayload bounds one frame; writers split larger data.
+const MaxFramePayload = 32 << 10
+
+// WriteFrame writes one control frame.
+func WriteFrame(w io.Writer, typ byte, payload []byte) error {
+	if len(payload) > MaxFramePayload {
+		return fmt.Errorf("keeperproto: frame payload %d > %d", len(payload), MaxFramePayload)
+	}
+	var hdr [5]byte
+	hdr[0] = typ
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
+	if _, err := w.Write(append(hdr[:], payload...)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ReadFrame reads one control frame.
+func ReadFrame(r io.Reader) (typ byte, payload []byte, err error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if n > MaxFramePayload {
+		return 0, nil, errors.New("keeperproto: frame too large")
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, nil, err
+	}
+	return hdr[0], payload, nil
+}
+
+// Error kinds the keeper reports; they are protocol kinds by name.
+const (
+	KindNotFound       = "not_found"
+	KindInvalidRequest = "invalid_request"
+	KindInternal       = "internal"
+)
+
+// Header is the first line of "cat" output, and the whole output of "ls"
+// (as JSON). Error is set instead when the operation failed.
+type Header struct {
+	Size      int64   `json:"size,omitempty"`
+	Entries   []Entry `json:"entries,omitempty"`
+	Truncated bool    `json:"truncated,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	Kind      string  `json:"kind,omitempty"`
+}
+
+// Entry is one directory entry in an "ls" listing.
+type Entry struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Size    int64  `json:"size"`
+	MtimeNS int64  `json:"mtime_ns"`
+}

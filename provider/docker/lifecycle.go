@@ -1,0 +1,137 @@
+package docker
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// ListOwned lists the owner's sandboxes by an exact label match done by
+// the engine, and checks each label again here.
+func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
+	if err := validateOwner(owner); err != nil {
+		return nil, err
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	list, err := p.cli.ContainerList(cctx, client.ContainerListOptions{All: true, Filters: ownedFilter(owner)})
+	if err != nil {
+		return nil, classify(cctx, "container list", err)
+	}
+	out := []protocol.Sandbox{}
+	for _, c := range list.Items {
+		if !isManaged(c.Labels, RoleSandbox) || c.Labels[owner.Key] != owner.InstallID {
+			continue
+		}
+		created := time.Unix(c.Created, 0).UTC()
+		out = append(out, protocol.Sandbox{SandboxID: c.ID, Tags: hostTags(c.Labels), CreatedAt: created, State: p.stateOf(c, created), Image: c.Image})
+	}
+	slices.SortFunc(out, func(a, b protocol.Sandbox) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// stateOf: a stopped sandbox whose lifetime has passed is expired (the
+// keeper ended it); any other stopped one is stopped.
+func (p *Provider) stateOf(c container.Summary, created time.Time) string {
+	switch c.State {
+	case container.StateRunning, container.StatePaused, container.StateRestarting:
+		return protocol.StateRunning
+	case container.StateCreated, container.StateExited, container.StateDead, container.StateRemoving:
+		if secs, err := strconv.ParseInt(c.Labels[LabelLifetime], 10, 64); err == nil && secs > 0 &&
+			!p.now().Before(created.Add(time.Duration(secs)*time.Second)) {
+			return protocol.StateExpired
+		}
+		return protocol.StateStopped
+	}
+	return protocol.StateUnknown
+}
+
+// inspectSandbox returns a sandbox's container, or not_found for anything
+// that is not a full id of a container carrying our sandbox labels.
+func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.InspectResponse, error) {
+	if !validID(id) {
+		return container.InspectResponse{}, notFound(id)
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	res, err := p.cli.ContainerInspect(cctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return container.InspectResponse{}, notFound(id)
+		}
+		return container.InspectResponse{}, classify(cctx, "container inspect", err)
+	}
+	c := res.Container
+	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) {
+		return container.InspectResponse{}, notFound(id)
+	}
+	return c, nil
+}
+
+// ReadOwner returns the ownerKey label of one of our sandboxes.
+func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
+	c, err := p.inspectSandbox(ctx, sandboxID)
+	if err != nil {
+		return "", err
+	}
+	return c.Config.Labels[ownerKey], nil
+}
+
+// Terminate stops the sandbox gracefully (SIGTERM, then SIGKILL after
+// timing.stopGrace) and removes it with its scratch volumes. existed is true
+// only for the call whose remove did it: a missing container, or one that
+// another call is already removing, is success with existed=false. A
+// container without our sandbox labels is never touched.
+func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error) {
+	c, err := p.inspectSandbox(ctx, sandboxID)
+	if protocol.KindOf(err) == protocol.KindNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if c.State != nil && c.State.Status == container.StateRemoving {
+		return false, nil
+	}
+	if c.State != nil && c.State.Running {
+		cctx, cancel := context.WithTimeoutCause(ctx, p.timing.api+p.timing.stopGrace, errEngineTimeout)
+		grace := int(p.timing.stopGrace.Round(time.Second) / time.Second)
+		_, err := p.cli.ContainerStop(cctx, sandboxID, client.ContainerStopOptions{Timeout: &grace})
+		cancel()
+		if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) && !cerrdefs.IsConflict(err) {
+			p.log.Warn("sandbox stop failed; removing by force", zap.String("sandbox", sandboxID[:12]), zap.Error(err))
+		}
+	}
+	existed, err := p.remove(sandboxID)
+	if err == nil && existed {
+		p.log.Info("sandbox terminated", zap.String("sandbox", sandboxID[:12]))
+	}
+	return existed, err
+}
+
+// remove force-removes a container and its anonymous volumes on a fresh
+// context, so a create that fails after its caller gave up still cleans up.
+func (p *Provider) remove(id string) (bool, error) {
+	ctx, cancel := p.callCtx(context.Background())
+	defer cancel()
+	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err), isRemovalInProgress(err):
+		return false, nil
+	case strings.Contains(err.Error(), "is already in progress"):
+		return false, nil
+	}
+	return false, classify(ctx, "container remove", err)
+}

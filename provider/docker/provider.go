@@ -1,0 +1,150 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moby/moby/client"
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// Version is the Docker provider's version, reported by Info.
+const Version = "0.1.0"
+
+func init() {
+	provider.Register("docker", "containers on a Docker engine (DOCKER_HOST; local or remote), hardened by default", New)
+}
+
+var (
+	_ provider.Provider   = (*Provider)(nil)
+	_ provider.Store      = (*Provider)(nil)
+	_ provider.FileWriter = (*Provider)(nil)
+)
+
+// Provider drives one Docker engine through the Engine API. It keeps no
+// state of its own beyond caches: everything it needs after a restart is in
+// the engine, as labels.
+type Provider struct {
+	cli    *client.Client
+	log    *zap.Logger
+	notify func(method string, params any)
+	now    func() time.Time
+	timing timing
+
+	unauthorized atomic.Pointer[func(reason string)]
+	registry     atomic.Pointer[registryAuth]
+
+	helperMu sync.Mutex
+	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
+}
+
+// timing holds every bound the provider applies on its own. Tests shrink
+// them; doc.go states the defaults.
+type timing struct {
+	api         time.Duration // one control call (inspect, create, remove...)
+	pullIdle    time.Duration // an image pull with no progress message
+	engineGrace time.Duration // an exec tolerates an unreachable engine this long
+	poll        time.Duration // longest pause between exec-state polls
+	drainIdle   time.Duration // after the main process exited: stream silent this long ends it
+	drainMax    time.Duration // after the main process exited: at most this much draining
+	killWait    time.Duration // kill frame, then this long before the kill exec
+	stopGrace   time.Duration // terminate: SIGTERM, then SIGKILL after this
+}
+
+var defaultTiming = timing{
+	api:         30 * time.Second,
+	pullIdle:    2 * time.Minute,
+	engineGrace: 15 * time.Second,
+	poll:        250 * time.Millisecond,
+	drainIdle:   300 * time.Millisecond,
+	drainMax:    5 * time.Second,
+	killWait:    time.Second,
+	stopGrace:   3 * time.Second,
+}
+
+// New builds a provider for the engine the usual Docker environment names
+// (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, DOCKER_API_VERSION). It
+// does not contact the engine; the first call does, negotiating the API
+// version down to the engine's (1.40 at the oldest).
+func New(cfg provider.Config) (provider.Provider, error) {
+	return newProvider(cfg, client.FromEnv)
+}
+
+func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
+	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}}
+	if p.log == nil {
+		p.log = zap.NewNop()
+	}
+	p.log = p.log.Named("provider.docker")
+	if p.notify == nil {
+		p.notify = func(string, any) {}
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	opts = append(opts, client.WithHTTPResponseHook(p.watchUnauthorized))
+	cli, err := client.New(opts...)
+	if err != nil {
+		return nil, kindErr(protocol.KindInvalidRequest, err, "docker client")
+	}
+	p.cli = cli
+	return p, nil
+}
+
+// Info names the provider and its features.
+func (p *Provider) Info() provider.Info {
+	return provider.Info{
+		Name:    "docker",
+		Version: Version,
+		Capabilities: protocol.Capabilities{
+			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
+			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
+		},
+	}
+}
+
+// OnUnauthorized installs the hook fired when the engine (or a proxy in
+// front of it) answers 401.
+func (p *Provider) OnUnauthorized(hook func(reason string)) { p.unauthorized.Store(&hook) }
+
+// watchUnauthorized sees every response from the engine. A 401 means the
+// credentials that reach the engine are no longer good. Pull, push and login
+// are left out: there a 401 speaks of a registry's credentials for one
+// image, which the host fixes per image, not by re-authenticating.
+func (p *Provider) watchUnauthorized(resp *http.Response) {
+	if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		return
+	}
+	path := ""
+	if resp.Request != nil && resp.Request.URL != nil {
+		path = resp.Request.URL.Path
+	}
+	for _, registryOp := range []string{"/images/create", "/push", "/auth", "/distribution/"} {
+		if strings.Contains(path, registryOp) {
+			return
+		}
+	}
+	if hook := p.unauthorized.Load(); hook != nil {
+		(*hook)("docker engine answered 401 Unauthorized")
+	}
+}
+
+// Close releases the client's idle connections; sandboxes keep running.
+func (p *Provider) Close() error { return p.cli.Close() }
+
+// callCtx bounds one control call. Its cancel func must be called.
+func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, p.timing.api, errEngineTimeout)
+}
+
+// errEngineTimeout is the cause when the provider's own bound, not the
+// caller's context, ended a call: the engine is hung, which is transient.
+var errEngineTimeout = errors.New("docker engine did not answer in time")

@@ -1,0 +1,141 @@
+package docker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+)
+
+// helperRun is one store helper container: the keeper image running "ls"
+// or "cat" over a volume mounted read-only, with no network, no
+// capabilities but reading any file (CAP_DAC_READ_SEARCH), and nothing else
+// of the host or of any sandbox in sight. Even a symlink the keeper did
+// follow could only lead into that empty container, and os.Root refuses it
+// before that. It removes itself when done (AutoRemove); Close removes it
+// early.
+type helperRun struct {
+	id     string
+	hijack client.HijackedResponse
+	stdout *bufio.Reader
+	stderr *lockedBuffer
+	done   chan struct{}
+	close  func()
+}
+
+func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ...string) (*helperRun, error) {
+	if !volumeName.MatchString(volume) {
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume name %q is not valid", volume)
+	}
+	if strings.ContainsRune(path, 0) || dotDot(path) {
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "path %q: '..' and NUL are not allowed in store paths", path)
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	v, err := p.cli.VolumeInspect(cctx, volume, client.VolumeInspectOptions{})
+	if cerrdefs.IsNotFound(err) || (err == nil && !isManaged(v.Volume.Labels, RoleStore)) {
+		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", volume)
+	} else if err != nil {
+		return nil, classify(cctx, "volume inspect", err)
+	}
+	refs, err := p.ensureHelpers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pids, mem := int64(32), int64(64<<20)
+	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
+		Config: &container.Config{Image: refs.image, Cmd: args, Labels: baseLabels(RoleStoreHelper), NetworkDisabled: true, AttachStdout: true, AttachStderr: true},
+		HostConfig: &container.HostConfig{
+			AutoRemove: true, NetworkMode: "none", ReadonlyRootfs: true,
+			CapDrop: []string{"ALL"}, CapAdd: []string{"DAC_READ_SEARCH"}, SecurityOpt: []string{"no-new-privileges"},
+			Resources: container.Resources{PidsLimit: &pids, Memory: mem, MemorySwap: mem},
+			Mounts:    []mount.Mount{{Type: mount.TypeVolume, Source: volume, Target: keeperproto.StoreRoot, ReadOnly: true, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}},
+		},
+	})
+	if err != nil {
+		return nil, classify(cctx, "store helper create", err)
+	}
+	// Attach before start, so not a byte of output is missed.
+	att, err := p.cli.ContainerAttach(cctx, created.ID, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if err != nil {
+		p.removeHelper(created.ID)
+		return nil, classify(cctx, "store helper attach", err)
+	}
+	run := &helperRun{id: created.ID, hijack: att.HijackedResponse, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	pr, pw := io.Pipe()
+	run.stdout = bufio.NewReaderSize(pr, keeperproto.MaxStatusLine)
+	go func() {
+		defer close(run.done)
+		_, err := stdcopy.StdCopy(pw, run.stderr, att.Reader)
+		pw.CloseWithError(err)
+	}()
+	run.close = sync.OnceFunc(func() {
+		att.Close()
+		pr.Close()
+		<-run.done
+		p.removeHelper(created.ID)
+	})
+	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		run.Close()
+		return nil, classify(cctx, "store helper start", err)
+	}
+	return run, nil
+}
+
+// Close ends the helper: connection closed, container removed (a no-op
+// when it already removed itself).
+func (r *helperRun) Close() error {
+	r.close()
+	return nil
+}
+
+// failure explains output that could not be parsed, with what the helper
+// said on stderr.
+func (r *helperRun) failure(op string, err error) error {
+	if msg := strings.TrimSpace(r.stderr.String()); msg != "" {
+		return protocol.Errorf(protocol.KindInternal, "%s: store helper: %s", op, msg)
+	}
+	return protocol.Errorf(protocol.KindTransient, "%s: store helper output: %v", op, err)
+}
+
+func dotDot(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// lockedBuffer collects a small stream written by one goroutine and read by
+// another; it keeps the first 4 KiB.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := 4096 - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
