@@ -3,7 +3,6 @@ package resident
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -34,14 +33,8 @@ func TestLifecycle(t *testing.T) {
 	h.callErr(protocol.MethodInitialize, map[string]any{"protocol_version": 1, "install_id": "a"}, protocol.KindInvalidRequest)
 
 	h.call(protocol.MethodShutdown, nil, nil)
-	select {
-	case err := <-h.done:
-		h.done <- err
-		if err != nil {
-			t.Fatalf("Serve after shutdown: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after shutdown")
+	if err := awaitEnd(t, h); err != nil {
+		t.Fatalf("Serve after shutdown: %v", err)
 	}
 }
 
@@ -52,14 +45,8 @@ func TestStdinEOFStopsInFlightExec(t *testing.T) {
 	h.call(protocol.MethodSandboxCreate, map[string]any{"spec": map[string]any{}}, &box)
 	id := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box.SandboxID, "argv": []string{"sleep"}, "exec_id": "e1"})
 	_ = h.toRes.Close()
-	select {
-	case err := <-h.done:
-		h.done <- err
-		if err != nil {
-			t.Fatalf("Serve after EOF: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after EOF")
+	if err := awaitEnd(t, h); err != nil {
+		t.Fatalf("Serve after EOF: %v", err)
 	}
 	if m := h.await(id); m.Error == nil || m.Error.Data.Kind != protocol.KindCancelled {
 		t.Fatalf("in-flight exec after EOF: %+v", m)
@@ -69,14 +56,8 @@ func TestStdinEOFStopsInFlightExec(t *testing.T) {
 func TestProtocolErrorEndsSession(t *testing.T) {
 	h := startHost(t, newFake())
 	_, _ = h.toRes.Write([]byte("Content-Length: nope\r\n\r\n"))
-	select {
-	case err := <-h.done:
-		h.done <- err
-		if !errors.Is(err, ErrProtocol) {
-			t.Fatalf("want ErrProtocol, got %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after a bad header")
+	if err := awaitEnd(t, h); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("want ErrProtocol, got %v", err)
 	}
 	m := h.await("null")
 	if m.Error == nil || m.Error.Code != protocol.CodeParseError {
@@ -87,13 +68,7 @@ func TestProtocolErrorEndsSession(t *testing.T) {
 func TestFrameOverLimitEndsSession(t *testing.T) {
 	h := startHost(t, newFake(), func(o *Options) { o.Limits = DefaultLimits(); o.Limits.MaxFrameBytes = 100 })
 	_, _ = h.toRes.Write([]byte("Content-Length: 101\r\n\r\n"))
-	select {
-	case err := <-h.done:
-		h.done <- err
-		if !errors.Is(err, ErrProtocol) {
-			t.Fatalf("want ErrProtocol, got %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after an oversized frame")
+	if err := awaitEnd(t, h); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("want ErrProtocol, got %v", err)
 	}
 }
