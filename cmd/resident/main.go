@@ -75,7 +75,7 @@ func run() int {
 	notifier := &resident.Notifier{}
 	prov, err := provider.Open(*providerName, provider.Config{
 		StateDir: *stateDir,
-		Logger:   log.Named("provider." + *providerName),
+		Logger:   log, // each provider names its own child logger
 		Notify:   notifier.Notify,
 	})
 	if err != nil {
