@@ -51,6 +51,7 @@ type Limits struct {
 	MaxFileBytes          int64 `json:"max_file_bytes"`
 	MaxConcurrentExecs    int   `json:"max_concurrent_execs"`
 	MaxListDirEntries     int   `json:"max_list_dir_entries"`
+	DefaultListDirEntries int   `json:"default_list_dir_entries"`
 	CredentialsExpiryExit int   `json:"credentials_expiry_exit_s"`
 }
 

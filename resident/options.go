@@ -39,6 +39,7 @@ func DefaultLimits() protocol.Limits {
 		MaxFileBytes:          8 << 20,
 		MaxConcurrentExecs:    256,
 		MaxListDirEntries:     10000,
+		DefaultListDirEntries: 1000,
 		CredentialsExpiryExit: 5,
 	}
 }

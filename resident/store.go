@@ -12,9 +12,6 @@ import (
 	"github.com/resident-dev/resident/provider"
 )
 
-// defaultListDirLimit applies when the host gives none.
-const defaultListDirLimit = 1000
-
 func (s *session) needStore() (provider.Store, error) {
 	if s.store == nil {
 		return nil, invalid("provider %s has no persistent store", s.prov.Info().Name)
@@ -50,7 +47,7 @@ func listDir(ctx context.Context, s *session, _ *call, p *protocol.ListDirParams
 	case limit < 0:
 		return nil, invalid("limit must not be negative")
 	case limit == 0:
-		limit = defaultListDirLimit
+		limit = s.opts.Limits.DefaultListDirEntries
 	}
 	limit = min(limit, s.opts.Limits.MaxListDirEntries)
 	entries, truncated, err := store.ListDir(ctx, p.Root, p.Path, limit)
