@@ -46,9 +46,23 @@ func formsOf(value string) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
+	// Every frame is scrubbed as JSON text, where a form holding a quote, a
+	// backslash or one of <>& (the URL-path, userinfo and Go-quoted forms
+	// of such a secret) is spelled escaped: "%2Fa&b" becomes "%2Fa\u0026b".
+	// Registering each form's escaped spelling catches it there too.
+	out := make([]string, 0, 2*len(set))
 	for f := range set {
 		out = append(out, f)
+	}
+	for _, f := range out[:len(out):len(out)] {
+		for _, html := range []bool{true, false} {
+			if e := jsonInner(f, html); e != f {
+				if _, dup := set[e]; !dup && len(e) >= MinSecretLen {
+					set[e] = struct{}{}
+					out = append(out, e)
+				}
+			}
+		}
 	}
 	return out
 }

@@ -176,10 +176,15 @@ func (f *fakeProvider) Exec(ctx context.Context, id string, req provider.ExecReq
 	}
 	args := req.Argv[1:]
 	switch req.Argv[0] {
-	case "panic":
+	case "panic": // panic [VALUE]: the value is what the panic carries
+		if len(args) > 0 {
+			panic(errors.New(strings.Join(args, " ")))
+		}
 		panic("fake provider panic")
 	case "fail":
 		return nil, &protocol.Error{Kind: protocol.Kind(args[0]), Msg: strings.Join(args[1:], " ")}
+	case "wrapped": // wrapped WHAT MSG: a kindless error wrapped with %w
+		return nil, fmt.Errorf("exec %s: %w", args[0], errors.New(strings.Join(args[1:], " ")))
 	case "plainerr":
 		return nil, errors.New(strings.Join(args, " "))
 	}

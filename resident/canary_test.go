@@ -1,0 +1,213 @@
+package resident
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
+)
+
+// richCanary has every character the encodings treat specially: a slash and
+// a space (URL), <>& (JSON's HTML escapes, URL), a quote and a backslash
+// (JSON, Go quoting), a plus (query escaping).
+const richCanary = `rich/Canary&7f3a<9c>21 e5+b8"q\d06`
+
+// installCanary is a canary that is also a valid install id, so the owner
+// tag value itself carries it into list_owned and read_owner results.
+const installCanary = "Install-Canary-4e8b21d7"
+
+// encodedForms are the texts a leaked secret would show up as: raw, base64
+// at the three byte alignments (the middle that does not depend on the
+// neighbours), URL query/path/userinfo escaping, JSON and Go escaping.
+func encodedForms(secret string) map[string]string {
+	forms := map[string]string{"raw": secret}
+	for pad := range 3 {
+		for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding} {
+			full := enc.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
+			forms[fmt.Sprintf("base64-%s/%d", name, pad)] = full[4 : len(full)-4]
+		}
+	}
+	forms["url-query"] = url.QueryEscape(secret)
+	forms["url-path"] = url.PathEscape(secret)
+	forms["url-userinfo"] = url.UserPassword("u", secret).String()[2:]
+	j, _ := json.Marshal(secret)
+	forms["json"] = string(j[1 : len(j)-1])
+	q := strconv.Quote(secret)
+	forms["go-quoted"] = q[1 : len(q)-1]
+	return forms
+}
+
+// hostView is what a host can see in a stream of frames: the raw text, every
+// string in every message decoded, and every base64 data field decoded.
+func hostView(t *testing.T, raw string) string {
+	t.Helper()
+	var view strings.Builder
+	view.WriteString(raw)
+	fr := protocol.NewFrameReader(strings.NewReader(raw), 1<<30)
+	for {
+		body, err := fr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("stdout does not frame: %v", err)
+		}
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("a frame is not JSON: %v: %q", err, body)
+		}
+		walkStrings(v, "", &view)
+	}
+	return view.String()
+}
+
+// logView is the same for zap JSON lines.
+func logView(t *testing.T, logs string) string {
+	t.Helper()
+	var view strings.Builder
+	view.WriteString(logs)
+	sc := bufio.NewScanner(strings.NewReader(logs))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var v any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("a log line is not JSON: %v: %q", err, sc.Text())
+		}
+		walkStrings(v, "", &view)
+	}
+	return view.String()
+}
+
+func walkStrings(v any, key string, out *strings.Builder) {
+	switch t := v.(type) {
+	case string:
+		out.WriteString("\n" + t)
+		if key == "data" {
+			if b, err := base64.StdEncoding.DecodeString(t); err == nil {
+				out.WriteString("\n")
+				out.Write(b)
+			}
+		}
+	case []any:
+		for _, e := range t {
+			walkStrings(e, key, out)
+		}
+	case map[string]any:
+		for k, e := range t {
+			out.WriteString("\n" + k)
+			walkStrings(e, k, out)
+		}
+	}
+}
+
+func assertNoForms(t *testing.T, surface, text string, secrets ...string) {
+	t.Helper()
+	for _, secret := range secrets {
+		for name, form := range encodedForms(secret) {
+			if i := strings.Index(text, form); i >= 0 {
+				t.Errorf("%s: canary %.12q... leaks in %s form: ...%q...", surface, secret, name, text[max(0, i-60):min(len(text), i+len(form)+60)])
+			}
+		}
+	}
+}
+
+func assertMasked(t *testing.T, site, text string) {
+	t.Helper()
+	if !strings.Contains(text, hardening.Mask) {
+		t.Errorf("%s was not exercised: no %s in %q", site, hardening.Mask, text)
+	}
+}
+
+// TestCanaryOnEverySurface plants two canaries (credential values) and
+// drives every surface a byte can leave by: exec output in every encoding,
+// provider errors (a URL with the token in its userinfo and query), a
+// wrapped Go error, a panic value, result fields (tags, owner), store data
+// and store errors, ids echoed in notifications, and debug logs. Each site
+// must show the mask (so it was exercised) and no form of either canary.
+func TestCanaryOnEverySurface(t *testing.T) {
+	fake := newFake()
+	fake.storeFiles["secret.txt"] = "key=" + richCanary + "\n"
+	h := startHost(t, fake)
+	h.call(protocol.MethodInitialize, map[string]any{"protocol_version": 1, "install_id": installCanary,
+		"credentials": map[string]string{"token": richCanary, "install": installCanary}}, nil)
+	box := newBox(t, h)
+
+	// Exec output, stdout and stderr: every encoded form, one per line, as
+	// a process would print them, once as one write and once per line.
+	var lines []string
+	for pad := range 3 {
+		prefixed := []byte(strings.Repeat("x", pad) + richCanary)
+		lines = append(lines, base64.StdEncoding.EncodeToString(prefixed), base64.RawURLEncoding.EncodeToString(prefixed))
+	}
+	for name, f := range encodedForms(richCanary) {
+		if !strings.HasPrefix(name, "base64") { // those are fragments, not whole encodings
+			lines = append(lines, "<"+f+">")
+		}
+	}
+	h.call(protocol.MethodSandboxExec, execParams(box, "out-one", "echo", strings.Join(lines, "\n")), nil)
+	h.call(protocol.MethodSandboxExec, execParams(box, "out-many", append([]string{"bytes"}, lines...)...), nil)
+	h.call(protocol.MethodSandboxExec, execParams(box, "err-one", "err", strings.Join(lines, "\n")), nil)
+	for _, id := range []string{"out-one", "out-many"} {
+		assertMasked(t, "exec stdout "+id, h.output(id, "stdout"))
+		assertNoForms(t, "exec stdout "+id, h.output(id, "stdout"), richCanary)
+	}
+	assertMasked(t, "exec stderr", h.output("err-one", "stderr"))
+	assertNoForms(t, "exec stderr", h.output("err-one", "stderr"), richCanary)
+
+	sites := map[string]string{}
+	// A provider error quoting a URL with the token in userinfo and query.
+	leakyURL := (&url.URL{Scheme: "https", User: url.UserPassword("bot", richCanary), Host: "registry.example",
+		Path: "/v2/" + richCanary, RawQuery: "token=" + url.QueryEscape(richCanary)}).String()
+	sites["provider error with URL"] = h.callErr(protocol.MethodSandboxExec, execParams(box, "e-url", "fail", "not_found", "GET", leakyURL, "failed"), protocol.KindNotFound)
+	// A wrapped Go error with no kind (it reaches the host as transient).
+	sites["wrapped Go error"] = h.callErr(protocol.MethodSandboxExec, execParams(box, "e-wrap", "wrapped", "dial", richCanary), protocol.KindTransient)
+	// A panic whose value quotes the secret: the resident turns it into an
+	// internal error that includes the panic value.
+	sites["panic message"] = h.callErr(protocol.MethodSandboxExec, execParams(box, "e-panic", "panic", "token", richCanary, "in", installCanary), protocol.KindInternal)
+	// An exec id that is the secret: notifications and the conflict error echo it.
+	h.call(protocol.MethodSandboxExec, execParams(box, richCanary, "echo", "hi"), nil)
+	sites["exec_id conflict"] = h.callErr(protocol.MethodSandboxExec, execParams(box, richCanary, "echo"), protocol.KindConflict)
+	// Store: data, an error quoting the path, a stream id.
+	var file protocol.ReadFileResult
+	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "secret.txt", "stream_id": "s-" + richCanary}, &file)
+	if !file.Redacted {
+		t.Error("read_file must say it redacted")
+	}
+	sites["store error"] = h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "dir/" + richCanary, "stream_id": "s2"}, protocol.KindNotFound)
+	// Results: tags in list_owned, the owner in read_owner.
+	var created protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": "see " + richCanary}}, &created)
+	m := h.await(h.send(protocol.MethodSandboxList, nil))
+	sites["list_owned result"] = string(m.Result)
+	m = h.await(h.send(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": created.SandboxID}))
+	sites["read_owner result"] = string(m.Result)
+	h.call(protocol.MethodShutdown, nil, nil)
+	<-h.done
+	h.done <- nil
+
+	for site, text := range sites {
+		assertMasked(t, site, text)
+		assertNoForms(t, site, text, richCanary, installCanary)
+	}
+	raw := h.rawOutput()
+	assertNoForms(t, "stdout frames", hostView(t, raw), richCanary, installCanary)
+	for _, n := range h.notifications(protocol.NotifyStoreData) {
+		assertMasked(t, "store/data", hostView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(n.Params)+`}`)))))
+	}
+	logs := h.logs.String()
+	assertNoForms(t, "debug logs", logView(t, logs), richCanary, installCanary)
+	for _, want := range []string{"request panicked", "request served"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("debug logs lack %q: the log sites were not exercised", want)
+		}
+	}
+	assertMasked(t, "debug logs", logs)
+}
