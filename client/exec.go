@@ -1,0 +1,154 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// Streams connects an exec to the host's I/O. Every field may be nil.
+type Streams struct {
+	// Stdin, when set, is forwarded to the process with exec/stdin in
+	// chunks as it is read, and its end (or a read error) closes the
+	// process's stdin (eof: true). Nil leaves the process's stdin closed,
+	// unless ExecParams.Stdin is true, in which case the host drives it
+	// itself with WriteStdin.
+	Stdin io.Reader
+	// Stdout and Stderr receive the process's output bytes exactly as sent
+	// (binary-safe; scrubbed by the resident), in order within each stream.
+	// They are written from the client's read loop: a slow writer slows
+	// every call on this client. A write error kills the exec.
+	Stdout, Stderr io.Writer
+}
+
+// stdinChunk is the most stdin bytes sent in one exec/stdin: small enough
+// to keep frames far under max_frame_bytes once base64-encoded, large enough
+// that a big upload is not thousands of round trips.
+const stdinChunk = 256 << 10
+
+// Exec runs p.Argv in sandbox p.SandboxID and returns when the main process
+// has ended (sandbox/exec). Output streams to s while it runs; every byte
+// has been written when Exec returns. A zero p.ExecID is filled in with one
+// unique to this client.
+//
+// The process's own timeout, exit code and signal are in the result, not an
+// error. Cancelling ctx sends $/cancelRequest: the process tree is killed
+// and the error matches ErrCancelled and ctx's error, unless the process had
+// already finished, in which case its result is returned.
+//
+// When writing to s.Stdout or s.Stderr fails, the exec is killed and Exec
+// returns its result together with the write error.
+//
+// Exec does not wait for a Stdin Read that is still blocked when the process
+// ends (a terminal, say); the forwarding goroutine exits once that Read
+// returns.
+func (c *Client) Exec(ctx context.Context, p protocol.ExecParams, s Streams) (*protocol.ExecResult, error) {
+	if p.ExecID == "" {
+		p.ExecID = c.newID("exec")
+	}
+	if s.Stdin != nil {
+		p.Stdin = true
+	}
+	sink := &execSink{stdout: s.Stdout, stderr: s.Stderr}
+	// Called on the read loop, so it only writes the kill; its answer is
+	// not awaited.
+	sink.onError = func() { _, _ = c.conn.start(protocol.MethodExecKill, protocol.ExecKillParams{ExecID: p.ExecID}) }
+	if err := c.conn.addExec(p.ExecID, sink); err != nil {
+		return nil, fmt.Errorf("%s: %w", protocol.MethodSandboxExec, err)
+	}
+	defer c.conn.removeExec(p.ExecID)
+
+	pc, err := c.start(ctx, protocol.MethodSandboxExec, p)
+	if err != nil {
+		return nil, err
+	}
+	// The resident registers the exec id as soon as it reads sandbox/exec,
+	// so stdin may follow right behind it.
+	stop := make(chan struct{})
+	defer close(stop)
+	if s.Stdin != nil {
+		go c.forwardStdin(p.ExecID, s.Stdin, stop)
+	}
+	var res protocol.ExecResult
+	if err := c.await(ctx, pc, &res); err != nil {
+		return nil, err
+	}
+	if werr := sink.failure(); werr != nil {
+		return &res, fmt.Errorf("%s %s: %w", protocol.MethodSandboxExec, p.ExecID, werr)
+	}
+	return &res, nil
+}
+
+// forwardStdin copies r into the exec, one exec/stdin at a time (each
+// answer means the bytes are in the pipe, which gives backpressure), and
+// closes the process's stdin at the end of r. It stops quietly when the exec
+// has ended (the resident answers conflict or invalid_request).
+func (c *Client) forwardStdin(execID string, r io.Reader, stop <-chan struct{}) {
+	buf := make([]byte, stdinChunk)
+	for {
+		n, rerr := r.Read(buf)
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		eof := rerr != nil
+		if n == 0 && !eof {
+			continue
+		}
+		if err := c.WriteStdin(context.Background(), protocol.ExecStdinParams{ExecID: execID, Data: buf[:n], EOF: eof}); err != nil || eof {
+			return
+		}
+	}
+}
+
+// WriteStdin sends bytes to a running exec started with stdin
+// (exec/stdin). It returns once they are in the process's stdin pipe.
+// p.EOF closes the process's stdin after the bytes.
+func (c *Client) WriteStdin(ctx context.Context, p protocol.ExecStdinParams) error {
+	return c.call(ctx, protocol.MethodExecStdin, p, nil)
+}
+
+// Kill kills an exec's whole process tree (exec/kill). The exec's own Exec
+// call then returns a result with Killed set. Killing an exec that has
+// ended is a no-op.
+func (c *Client) Kill(ctx context.Context, execID string) error {
+	return c.call(ctx, protocol.MethodExecKill, protocol.ExecKillParams{ExecID: execID}, nil)
+}
+
+// execSink receives one exec's output on the read loop.
+type execSink struct {
+	stdout, stderr io.Writer
+	onError        func()
+
+	mu  sync.Mutex
+	err error
+}
+
+func (s *execSink) write(stream string, data []byte) {
+	w := s.stdout
+	if stream == protocol.StreamStderr {
+		w = s.stderr
+	}
+	s.mu.Lock()
+	failed := s.err != nil
+	s.mu.Unlock()
+	if w == nil || failed {
+		return
+	}
+	if _, err := w.Write(data); err != nil {
+		s.mu.Lock()
+		s.err = fmt.Errorf("writing %s: %w", stream, err)
+		s.mu.Unlock()
+		s.onError()
+	}
+}
+
+func (s *execSink) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
