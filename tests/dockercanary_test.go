@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// dockerSecret is lower case so it fits in an image reference; dockerPass
+// is a registry password inside the docker_auth_config credential.
+const (
+	dockerSecret = "dkr-canary-6a0f3e8d51"
+	dockerPass   = "reg-pass-canary-92c7d1"
+)
+
+// Docker error texts quote what the host sent: an image name holding the
+// canary (pulled from a registry that refuses, and malformed), a network
+// and a volume name the engine refuses, a store root it does not have.
+// Every one of those texts reaches the host and the logs masked.
+func TestDockerErrorTextsAreScrubbed(t *testing.T) {
+	image := needDocker(t)
+	h := spawnDocker(t, liveOpts{args: []string{"--log-level", "debug"}, keepRaw: true}, "")
+	authCfg, _ := json.Marshal(map[string]any{"auths": map[string]any{"127.0.0.1:9": map[string]string{
+		"auth": base64.StdEncoding.EncodeToString([]byte("bot:" + dockerPass))}}})
+	h.init(uniqueInstall("dcanary"), map[string]any{"credentials": map[string]string{"token": dockerSecret, "docker_auth_config": string(authCfg)}})
+
+	create := func(spec map[string]any) string {
+		t.Helper()
+		m := h.await(h.send(protocol.MethodSandboxCreate, map[string]any{"spec": spec}))
+		if m.Error == nil {
+			var res protocol.CreateResult
+			_ = json.Unmarshal(m.Result, &res)
+			h.sendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID})
+			t.Fatalf("create %v succeeded", spec)
+		}
+		t.Logf("create %v: %s: %s", spec, m.Error.Data.Kind, m.Error.Message)
+		return m.Error.Message
+	}
+	start := time.Now()
+	sites := map[string]string{
+		"pull from a refusing registry": create(map[string]any{"image": "127.0.0.1:9/" + dockerSecret + ":v1"}),
+		"pull with a password":          create(map[string]any{"image": "127.0.0.1:9/x/" + dockerPass}),
+		"malformed image reference":     create(map[string]any{"image": "Bad_Ref/" + dockerSecret + ":::"}),
+		"unknown network":               create(map[string]any{"image": image, "network": dockerSecret}),
+		"volume name Docker refuses":    create(map[string]any{"image": image, "volumes": []map[string]any{{"name": "_" + dockerSecret, "path": "/v"}}}),
+		"missing store volume":          h.callErr(protocol.MethodStoreListDir, map[string]any{"root": dockerSecret}, protocol.KindNotFound),
+		"missing sandbox":               h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": dockerSecret, "exec_id": "x", "argv": []string{"true"}}, protocol.KindNotFound),
+	}
+	t.Logf("error texts gathered in %s", time.Since(start).Round(time.Millisecond))
+	h.call(protocol.MethodShutdown, nil, nil)
+	h.closeAndWait(20 * time.Second)
+	for site, text := range sites {
+		requireMask(t, site, text)
+		requireNoLeak(t, site, text, dockerSecret, dockerPass)
+	}
+	requireNoLeak(t, "stdout", framesView(t, h.rawStdout()), dockerSecret, dockerPass)
+	logs := h.stderr.String()
+	requireNoLeak(t, "stderr logs (debug)", linesView(t, logs), dockerSecret, dockerPass)
+	requireMask(t, "stderr logs", logs)
+	if !strings.Contains(logs, `"level":"debug"`) {
+		t.Error("no debug line: the debug level was not exercised")
+	}
+}
