@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// payloadFile is base64 text made in the sandbox: output shaped like logs,
+// which is harder on the scrubber than zeros or random bytes.
+const payloadFile = "/tmp/payload"
+
+func (b *bench) makePayload() error {
+	if b.payloadReady {
+		return nil
+	}
+	// 6 MiB of random bytes as base64: about 8.2 MB of text.
+	if err := b.res.exec(b.sandbox, "sh", "-c", "head -c 6291456 /dev/urandom | base64 > "+payloadFile); err != nil {
+		return err
+	}
+	b.payloadReady = true
+	return nil
+}
+
+// streaming: exec output from cat of the payload, repeated, to the host,
+// with the scrubber on (credentials registered), against a resident with
+// no credentials (token patterns only), raw, the CLI and docker-py.
+func (b *bench) streaming() ([]row, error) {
+	if err := b.makePayload(); err != nil {
+		return nil, err
+	}
+	copies := b.scale(32, 4)
+	argv := []string{"cat"}
+	for range copies {
+		argv = append(argv, payloadFile)
+	}
+	plain, err := spawnResident(b.bin, "docker", b.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer plain.stop()
+	if err := plain.initialize(b.installID, nil); err != nil {
+		return nil, err
+	}
+	runs := b.scale(5, 2)
+	var on, off, raw samples
+	var bytes, chunks int64
+	for range runs + 1 {
+		before, chunksBefore := b.res.payload.Load(), b.res.chunks.Load()
+		t := time.Now()
+		if err := b.res.exec(b.sandbox, argv...); err != nil {
+			return nil, err
+		}
+		on = append(on, time.Since(t))
+		bytes = b.res.payload.Load() - before
+		chunks = b.res.chunks.Load() - chunksBefore
+		t = time.Now()
+		if err := plain.exec(b.sandbox, argv...); err != nil {
+			return nil, err
+		}
+		off = append(off, time.Since(t))
+		t = time.Now()
+		if _, _, err := b.raw.exec(b.sandbox, argv); err != nil {
+			return nil, err
+		}
+		raw = append(raw, time.Since(t))
+	}
+	on, off, raw = on[1:], off[1:], raw[1:]
+	rate := func(s samples) float64 { return mbps(bytes, s.median()) }
+	r := row{figure: fmt.Sprintf("exec output to the host, scrubber on (%d MB, %d KB a chunk)", bytes>>20, bytes/max(chunks, 1)>>10),
+		ours:  fmt.Sprintf("%.0f MB/s", rate(on)),
+		raw:   fmt.Sprintf("%.0f MB/s", rate(raw)),
+		ratio: fmt.Sprintf("%.2fx raw; %.2fx of no-credentials resident (%.0f MB/s)", rate(on)/rate(raw), rate(on)/rate(off), rate(off)),
+		goal:  "≥ 400 MB/s; ≥ 0.8x scrubbing off"}
+	r.verdict = verdict(rate(on) >= 400 && rate(on) >= 0.8*rate(off))
+	if b.cli {
+		cli, err := timed(b.scale(3, 1), dockerCLI(append([]string{"exec", b.sandbox}, argv...)))
+		if err != nil {
+			return nil, err
+		}
+		r.cli = fmt.Sprintf("%.0f MB/s", rate(cli))
+	}
+	py, err := runPython(b.python, map[string]any{"mode": "stream", "n": b.scale(3, 1), "container": b.sandbox, "argv": argv})
+	if err != nil {
+		return nil, err
+	}
+	if py != nil {
+		r.py = fmt.Sprintf("%.0f MB/s", mbps(py.int("bytes"), py.samples("stream").median()))
+	}
+	return []row{r}, nil
+}
+
+// streamingRSS: a fresh resident's peak RSS while n execs stream at once.
+func (b *bench) streamingRSS() ([]row, error) {
+	if err := b.makePayload(); err != nil {
+		return nil, err
+	}
+	n := b.scale(100, 20)
+	p, err := spawnResident(b.bin, "docker", b.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	if err := p.initialize(b.installID, map[string]string{"token": "bench-credential-0123456789"}); err != nil {
+		return nil, err
+	}
+	argv := []string{"cat", payloadFile}
+	if b.quick {
+		argv = []string{"head", "-c", "1048576", payloadFile}
+	}
+	wall, _, err := fanOut(n, func() error { return p.exec(b.sandbox, argv...) })
+	if err != nil {
+		return nil, err
+	}
+	hwm, err := procStatusKB(p.pid, "VmHWM")
+	if err != nil {
+		return nil, err
+	}
+	r := row{figure: fmt.Sprintf("peak RSS, %d concurrent streaming execs (%d MB in %s)", n, p.payload.Load()>>20, wall.Round(time.Millisecond)),
+		ours: mb(hwm), goal: "≤ 30 MB", verdict: verdict(hwm <= 30*1024)}
+	return []row{r}, nil
+}
+
+// readFile: store/read_file of one big file from a volume, no sandbox
+// running, against the engine's archive endpoint on a created (not
+// started) container mounting the volume.
+func (b *bench) readFile() ([]row, error) {
+	size := b.scale(256, 16) << 20
+	vol := "residentbench-" + b.runID
+	if _, err := b.raw.want("POST", "/volumes/create", map[string]any{"Name": vol, "Labels": map[string]string{
+		"dev.resident.managed": "true", "dev.resident.role": "store", "dev.resident.provider-version": "0.1.0", runLabel: b.runID}}, 201); err != nil {
+		return nil, err
+	}
+	b.volumes = append(b.volumes, vol)
+	mount := []map[string]any{{"Type": "volume", "Source": vol, "Target": "/vol"}}
+	fill, err := b.raw.runContainer(b.image, b.rawLabels(), []string{"sh", "-c", "head -c " + strconv.Itoa(size) + " /dev/urandom > /vol/big"}, mount, true)
+	if err == nil {
+		err = b.raw.wait(fill)
+	}
+	_ = b.raw.remove(fill)
+	if err != nil {
+		return nil, err
+	}
+	roMount := []map[string]any{{"Type": "volume", "Source": vol, "Target": "/vol", "ReadOnly": true}}
+	var got int64
+	ours, raw, err := interleaved(b.scale(4, 1),
+		func() error {
+			before := b.res.payload.Load()
+			err := b.res.call("store/read_file", map[string]string{"root": vol, "path": "big", "stream_id": "s" + strconv.FormatInt(execSeq.Add(1), 10)}, nil)
+			if got = b.res.payload.Load() - before; err == nil && got != int64(size) {
+				err = fmt.Errorf("read_file delivered %d bytes, not %d", got, size)
+			}
+			return err
+		},
+		func() error {
+			id, err := b.raw.runContainer(b.image, b.rawLabels(), []string{"true"}, roMount, false)
+			if err != nil {
+				return err
+			}
+			defer b.raw.remove(id)
+			n, err := b.raw.archiveCount(id, "/vol/big")
+			if err == nil && n != int64(size) {
+				err = fmt.Errorf("archive delivered %d bytes, not %d", n, size)
+			}
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	rate := func(s samples) float64 { return mbps(int64(size), s.median()) }
+	r := row{figure: fmt.Sprintf("store/read_file of %d MiB, no sandbox running", size>>20),
+		ours: fmt.Sprintf("%.0f MB/s", rate(ours)), raw: fmt.Sprintf("%.0f MB/s (archive)", rate(raw)),
+		ratio: fmt.Sprintf("%.2fx raw", rate(ours)/rate(raw)), goal: "≥ 0.8x raw archive streaming", verdict: verdict(rate(ours) >= 0.8*rate(raw))}
+	return []row{r}, nil
+}
+
+// localExec: the local provider's exec of `true` against fork+exec+wait of
+// the same program from Go.
+func (b *bench) localExec() ([]row, error) {
+	dir, err := os.MkdirTemp("", "resident-bench-local-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	p, err := spawnResident(b.bin, "local", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	if err := p.initialize(b.installID, nil); err != nil {
+		return nil, err
+	}
+	id, err := p.createSandbox(map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return nil, err
+	}
+	ours, raw, err := interleaved(b.scale(300, 30),
+		func() error { return p.exec(id, "true") },
+		func() error { return exec.Command(truePath).Run() })
+	if err != nil {
+		return nil, err
+	}
+	return []row{{figure: "extra: local provider exec of `true`", ours: medP99(ours), raw: medP99(raw) + " (os/exec)",
+		ratio: fmt.Sprintf("%.2fx raw, +%s", ratio(ours.median(), raw.median()), us(ours.median()-raw.median())), goal: "(no goal)"}}, nil
+}
