@@ -67,11 +67,15 @@ type liveOpts struct {
 	env     []string // on top of PATH
 	keepRaw bool     // keep every stdout byte (canary greps)
 	keepOut bool     // keep decoded exec output, not just its length
+	state   string   // --state-dir; a fresh temporary directory when empty
 }
 
 func spawnLive(t *testing.T, o liveOpts) *liveHost {
 	t.Helper()
-	args := append([]string{"--state-dir", t.TempDir()}, o.args...)
+	if o.state == "" {
+		o.state = t.TempDir()
+	}
+	args := append([]string{"--state-dir", o.state}, o.args...)
 	cmd := exec.Command(residentBin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, o.env...)
 	stdin, err := cmd.StdinPipe()

@@ -38,14 +38,26 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if cwd == "" {
 		cwd = m.Spec.Workdir
 	}
-	dir, err := p.hostDir(root, m.Spec.Volumes, cwd)
+	dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
 	if err != nil {
 		return nil, err
 	}
+	// The process starts in the directory the check opened, named through
+	// the open descriptor: a link swapped after the check cannot move it
+	// (the descriptor is inherited across fork, so the child's chdir and
+	// execve resolve it before close-on-exec closes it).
+	defer dirFile.Close()
+	dir := fmt.Sprintf("/proc/self/fd/%d", dirFile.Fd())
 	env := buildEnv(m.Spec.Env, req.Env, root)
 	bin, err := lookPath(req.Argv[0], envValue(env, "PATH"), dir)
 	if err != nil {
 		return nil, err
+	}
+	if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
+		// Relative to the working directory the child changes into: a
+		// script's interpreter opens this path after close-on-exec has
+		// closed the descriptor dir names.
+		bin = "./" + rel
 	}
 	cmd := &exec.Cmd{
 		Path: bin,
@@ -60,23 +72,24 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	return p.start(ctx, sandboxID, cmd, req.Stdin)
 }
 
-// hostDir turns the host's cwd into a host directory inside the sandbox (or
-// a volume mounted in it), checked through os.Root so no symlink leads out.
-func (p *Provider) hostDir(root string, mounts []protocol.VolumeMount, cwd string) (string, error) {
+// openDir opens the host's cwd as a directory inside the sandbox (or a
+// volume mounted in it), through os.Root so no symlink leads out.
+func (p *Provider) openDir(root string, mounts []protocol.VolumeMount, cwd string) (*os.File, error) {
 	base, rel := p.resolve(root, mounts, sandboxRel(cwd))
 	r, err := os.OpenRoot(base)
 	if err != nil {
-		return "", fmt.Errorf("exec cwd: %w", err)
+		return nil, fmt.Errorf("exec cwd: %w", err)
 	}
 	defer r.Close()
-	info, err := r.Stat(rel)
+	f, err := r.Open(rel)
 	if err != nil {
-		return "", fsError("exec cwd", cwd, err)
+		return nil, fsError("exec cwd", cwd, err)
 	}
-	if !info.IsDir() {
-		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec cwd %q: not a directory", cwd)
+	if info, err := f.Stat(); err != nil || !info.IsDir() {
+		_ = f.Close()
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec cwd %q: not a directory", cwd)
 	}
-	return filepath.Join(base, rel), nil
+	return f, nil
 }
 
 // buildEnv is the whole environment of a sandbox process: the sandbox's
