@@ -1,0 +1,117 @@
+// Command residentctl lets a person use resident without writing a host: it
+// spawns a resident, runs one command through the client library, and
+// exits. See `residentctl help` and the package doc of client.
+//
+//	residentctl run [--image IMG] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
+//	residentctl ls [--json]
+//	residentctl exec ID [-i] [--env K=V] [--timeout D] -- CMD ARGS...
+//	residentctl rm ID...
+//	residentctl cp LOCAL ID:PATH
+//	residentctl volumes [--json]
+//	residentctl ls-volume VOL [PATH] [--json]
+//	residentctl cat VOL PATH
+//
+// The resident binary is --resident, else "resident" in the directory of
+// residentctl's own executable, else "resident" on $PATH.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes of residentctl's own failures. run and exec otherwise exit with
+// the command's exit code, so their failures use 125, as docker run does,
+// to stay apart from any code the command could return.
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitRunFailure  = 125
+	exitInterrupted = 130
+	exitBrokenPipe  = 141 // 128 + SIGPIPE, as a shell reports it
+)
+
+// stdio is what a command reads and writes; main passes the process's own.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, g *globals, io stdio, args []string) int
+}
+
+var commands = []command{
+	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH]... [--timeout D] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
+	{"exec", "ID [--env K=V]... [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox", cmdExec},
+	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
+	{"rm", "ID...", "terminate sandboxes", cmdRm},
+	{"cp", "LOCAL ID:PATH", "copy a local file (- for stdin) into a sandbox", cmdCp},
+	{"volumes", "[--json]", "list persistent volumes", cmdVolumes},
+	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
+	{"cat", "VOL PATH", "print a file of a volume", cmdCat},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A closed stdout (residentctl run ... | head) becomes EPIPE instead of
+	// killing residentctl, so the command is killed and its sandbox removed.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, io stdio) int {
+	g := &globals{}
+	top := flag.NewFlagSet("residentctl", flag.ContinueOnError)
+	top.SetOutput(io.err)
+	g.register(top)
+	top.Usage = func() { usage(io.err) }
+	if err := top.Parse(args); err != nil {
+		return usageExit(err)
+	}
+	if top.NArg() == 0 {
+		usage(io.err)
+		return exitUsage
+	}
+	name, rest := top.Arg(0), top.Args()[1:]
+	if name == "help" {
+		usage(io.out)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, g, io, rest)
+		}
+	}
+	fmt.Fprintf(io.err, "residentctl: unknown command %q\n", name)
+	usage(io.err)
+	return exitUsage
+}
+
+func usageExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: residentctl [global flags] COMMAND [flags] [args]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n             %s\n", c.name, c.summary, c.args)
+	}
+	fmt.Fprintf(w, "\nglobal flags (also accepted after the command):\n")
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	(&globals{}).register(fs)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
