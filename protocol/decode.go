@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 	"sync"
@@ -42,49 +41,102 @@ func describeJSONError(err error) string {
 	return err.Error()
 }
 
-// checkKeys walks raw with a token decoder, checking each object against the
-// struct type it will decode into (nil type: a map or free-form value, which
-// only gets the duplicate check).
+// checkKeys walks raw, checking each object against the struct type it will
+// decode into (nil type: a map or free-form value, which only gets the
+// duplicate check). It scans the bytes itself: json.Decoder.Token allocates
+// for every token, which made this walk most of the resident's own cost of a
+// request. Text that is not valid JSON is left to json.Unmarshal to report.
 func checkKeys(raw []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return walkValue(dec, t)
-}
-
-func walkValue(dec *json.Decoder, t reflect.Type) error {
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return errors.New("unexpected end of JSON")
-		}
-		return err
-	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
+	if !json.Valid(raw) {
 		return nil
 	}
-	t = deref(t)
-	switch delim {
-	case '[':
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
+	k := keyScanner{data: raw}
+	return k.value(t)
+}
+
+// keyScanner walks JSON text that json.Valid accepted; it never needs to
+// handle a syntax error.
+type keyScanner struct {
+	data []byte
+	pos  int
+}
+
+func (k *keyScanner) space() {
+	for k.pos < len(k.data) {
+		switch k.data[k.pos] {
+		case ' ', '\t', '\n', '\r':
+			k.pos++
+		default:
+			return
 		}
-		for dec.More() {
-			if err := walkValue(dec, elem); err != nil {
-				return err
-			}
-		}
+	}
+}
+
+func (k *keyScanner) value(t reflect.Type) error {
+	k.space()
+	if k.pos >= len(k.data) {
+		return errors.New("unexpected end of JSON")
+	}
+	switch k.data[k.pos] {
 	case '{':
-		if err := walkObject(dec, t); err != nil {
+		return k.object(deref(t))
+	case '[':
+		return k.array(deref(t))
+	case '"':
+		_, err := k.str()
+		return err
+	}
+	// A number, true, false or null: up to the next delimiter.
+	for k.pos < len(k.data) {
+		switch k.data[k.pos] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return nil
+		}
+		k.pos++
+	}
+	return nil
+}
+
+func (k *keyScanner) array(t reflect.Type) error {
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	k.pos++ // [
+	k.space()
+	if k.pos < len(k.data) && k.data[k.pos] == ']' {
+		k.pos++
+		return nil
+	}
+	for {
+		if err := k.value(elem); err != nil {
+			return err
+		}
+		if done, err := k.next(']'); done || err != nil {
 			return err
 		}
 	}
-	_, err = dec.Token() // closing delimiter
-	return err
 }
 
-func walkObject(dec *json.Decoder, t reflect.Type) error {
+// next consumes the ',' between members or the closing delimiter; done
+// reports the closing one.
+func (k *keyScanner) next(closing byte) (done bool, err error) {
+	k.space()
+	if k.pos >= len(k.data) {
+		return false, errors.New("unexpected end of JSON")
+	}
+	c := k.data[k.pos]
+	k.pos++
+	switch c {
+	case ',':
+		return false, nil
+	case closing:
+		return true, nil
+	}
+	return false, fmt.Errorf("unexpected %q in JSON", c)
+}
+
+func (k *keyScanner) object(t reflect.Type) error {
 	var fields map[string]reflect.Type
 	var mapElem reflect.Type
 	if t != nil && t.Kind() == reflect.Struct {
@@ -92,13 +144,24 @@ func walkObject(dec *json.Decoder, t reflect.Type) error {
 	} else if t != nil && t.Kind() == reflect.Map {
 		mapElem = t.Elem()
 	}
+	k.pos++ // {
+	k.space()
+	if k.pos < len(k.data) && k.data[k.pos] == '}' {
+		k.pos++
+		return nil
+	}
 	seen := map[string]string{}
-	for dec.More() {
-		tok, err := dec.Token()
+	for {
+		k.space()
+		key, err := k.str()
 		if err != nil {
 			return err
 		}
-		key := tok.(string)
+		k.space()
+		if k.pos >= len(k.data) || k.data[k.pos] != ':' {
+			return errors.New("missing ':' in JSON object")
+		}
+		k.pos++
 		// Struct fields match case-insensitively in encoding/json, so
 		// there a case variant is a duplicate; map keys (env names, tags)
 		// are case-sensitive and only exact repeats are.
@@ -125,11 +188,42 @@ func walkObject(dec *json.Decoder, t reflect.Type) error {
 			}
 			next = ft
 		}
-		if err := walkValue(dec, next); err != nil {
+		if err := k.value(next); err != nil {
+			return err
+		}
+		if done, err := k.next('}'); done || err != nil {
 			return err
 		}
 	}
-	return nil
+}
+
+// str reads a string at k.pos and returns its value. A string without
+// escapes is its bytes; one with escapes ("\u0069d" is "id") is decoded by
+// encoding/json, so a key is compared exactly as the decoder will see it.
+func (k *keyScanner) str() (string, error) {
+	if k.pos >= len(k.data) || k.data[k.pos] != '"' {
+		return "", errors.New("expected a JSON string")
+	}
+	start := k.pos
+	escaped := false
+	for i := start + 1; i < len(k.data); i++ {
+		switch k.data[i] {
+		case '\\':
+			escaped = true
+			i++ // the escaped byte (a \u's hex digits are plain bytes)
+		case '"':
+			k.pos = i + 1
+			if !escaped {
+				return string(k.data[start+1 : i]), nil
+			}
+			var s string
+			if err := json.Unmarshal(k.data[start:i+1], &s); err != nil {
+				return "", err
+			}
+			return s, nil
+		}
+	}
+	return "", errors.New("unexpected end of JSON")
 }
 
 func deref(t reflect.Type) reflect.Type {
