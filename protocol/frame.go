@@ -113,10 +113,15 @@ func (fr *FrameReader) readLine() (string, error) {
 
 // AppendFrame appends body framed with its header to dst.
 func AppendFrame(dst, body []byte) []byte {
+	return append(AppendFrameHeader(dst, len(body)), body...)
+}
+
+// AppendFrameHeader appends the header of a frame whose body is n bytes; the
+// caller appends exactly n bytes of body after it.
+func AppendFrameHeader(dst []byte, n int) []byte {
 	dst = append(dst, "Content-Length: "...)
-	dst = strconv.AppendInt(dst, int64(len(body)), 10)
-	dst = append(dst, "\r\n\r\n"...)
-	return append(dst, body...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, "\r\n\r\n"...)
 }
 
 func truncate(s string, n int) string {

@@ -10,9 +10,24 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// pumpBufferBytes is the read size for process output: large enough that a
-// fast producer costs few frames, small enough that a slow one is seen live.
-const pumpBufferBytes = 64 << 10
+// pumpBufferBytes is the largest read of process output: large enough that
+// a fast producer costs few frames, small enough that a slow one is seen
+// live. A pump starts at pumpMinBufferBytes and doubles its buffer only
+// when a read fills it, so a quiet stream (most stderr) holds 4 KiB, not
+// 64: with a hundred execs streaming, that is most of the resident's memory.
+const (
+	pumpBufferBytes    = 64 << 10
+	pumpMinBufferBytes = 4 << 10
+)
+
+// growBuffer doubles buf, up to pumpBufferBytes, when the last read filled
+// it.
+func growBuffer(buf []byte, n int) []byte {
+	if n == len(buf) && len(buf) < pumpBufferBytes {
+		return make([]byte, min(2*len(buf), pumpBufferBytes))
+	}
+	return buf
+}
 
 type pumpResult struct {
 	total   int64 // bytes the process wrote
@@ -37,7 +52,7 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 		send := s.outputSender(execID, stream)
 		scrubbed := s.scrub.Stream(send)
 		limit := s.opts.Limits.OutputCapBytes
-		buf := make([]byte, pumpBufferBytes)
+		buf := make([]byte, pumpMinBufferBytes)
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
@@ -54,6 +69,7 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 			if err != nil {
 				break
 			}
+			buf = growBuffer(buf, n)
 		}
 		if res.dropped > 0 {
 			// The cap cut the stream: a held-back tail may be the start of
@@ -72,13 +88,11 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 func (s *session) outputSender(execID, stream string) func([]byte) error {
 	var failed error
 	prefix := outputPrefix(execID, stream)
-	var body []byte
 	return func(chunk []byte) error {
 		if failed != nil || len(chunk) == 0 {
 			return failed
 		}
-		body = appendOutputBody(body[:0], prefix, chunk)
-		failed = s.stream.writeFrame(body)
+		failed = s.stream.writeData(prefix, chunk)
 		return failed
 	}
 }
@@ -92,10 +106,20 @@ func outputPrefix(execID, stream string) []byte {
 	return append(prefix, `,"stream":"`+stream+`","data":"`...)
 }
 
-func appendOutputBody(dst, prefix, data []byte) []byte {
+// dataSuffix closes the data string, params and the message.
+const dataSuffix = `"}}`
+
+// dataBodyLen is the length of a body built by appendDataBody.
+func dataBodyLen(prefix, data []byte) int {
+	return len(prefix) + base64.StdEncoding.EncodedLen(len(data)) + len(dataSuffix)
+}
+
+// appendDataBody appends prefix, data in base64 and the closing of the
+// message: an exec/output or store/data body.
+func appendDataBody(dst, prefix, data []byte) []byte {
 	dst = append(dst, prefix...)
 	dst = base64.StdEncoding.AppendEncode(dst, data)
-	return append(dst, `"}}`...)
+	return append(dst, dataSuffix...)
 }
 
 func jsonMarshalString(s string) ([]byte, error) { return json.Marshal(s) }

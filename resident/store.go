@@ -84,12 +84,10 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	hash, rawHash := sha256.New(), sha256.New()
 	var sent int64
 	prefix := dataPrefix(s.scrub.ScrubString(p.StreamID))
-	var body []byte
 	scrubbed := s.scrub.Stream(func(chunk []byte) error {
 		hash.Write(chunk)
 		sent += int64(len(chunk))
-		body = appendOutputBody(body[:0], prefix, chunk)
-		return s.stream.writeFrame(body)
+		return s.stream.writeData(prefix, chunk)
 	})
 	buf := make([]byte, pumpBufferBytes)
 	for {

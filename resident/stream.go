@@ -116,6 +116,27 @@ func (s *frameStream) writeFrame(body []byte) error {
 		return s.werr
 	}
 	s.buf = protocol.AppendFrame(s.buf[:0], body)
+	return s.flushLocked()
+}
+
+// writeData frames a data notification (exec/output, store/data) whose
+// body is prefix, data in base64, and the closing: it is encoded straight
+// into the frame buffer, so a chunk is copied once and no stream keeps a
+// body buffer of its own. The caller's streaming scrubber has already
+// scrubbed data.
+func (s *frameStream) writeData(prefix, data []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	s.buf = protocol.AppendFrameHeader(s.buf[:0], dataBodyLen(prefix, data))
+	s.buf = appendDataBody(s.buf, prefix, data)
+	return s.flushLocked()
+}
+
+// flushLocked writes s.buf; writeMu is held.
+func (s *frameStream) flushLocked() error {
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.werr = errors.Join(errHostGone, err)
 		return s.werr
