@@ -1,19 +1,52 @@
 package resident
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/resident-dev/resident/protocol"
 )
 
-var (
-	installIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-	tagPrefixPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
-	tagKeyPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
-	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
-)
+// The name rules, as loops rather than regexps: a counted repetition like
+// {0,255} compiles into a program hundreds of states long, which cost the
+// resident milliseconds of start-up and runs on every env name of every
+// exec. validate_test.go holds them to the regexps they replaced.
+
+// validInstallID: ^[A-Za-z0-9._-]{1,64}$ (also store volume names).
+func validInstallID(s string) bool { return nameOf(s, 64, "._-", false) }
+
+// validTagPrefix: ^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$
+func validTagPrefix(s string) bool { return nameOf(s, 32, "._-", true) }
+
+// validTagKey: ^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$
+func validTagKey(s string) bool { return nameOf(s, 128, "._/-", true) }
+
+// validEnvName: ^[A-Za-z_][A-Za-z0-9_]{0,255}$
+func validEnvName(s string) bool {
+	return nameOf(s, 256, "_", false) && (s[0] == '_' || !isDigit(s[0]))
+}
+
+// nameOf reports whether s is 1 to maxLen ASCII letters, digits and bytes
+// of extra, starting with a letter or digit when alnumFirst.
+func nameOf(s string, maxLen int, extra string, alnumFirst bool) bool {
+	if len(s) == 0 || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isAlnum(c) || (strings.IndexByte(extra, c) >= 0 && !(alnumFirst && i == 0)) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isAlnum(c byte) bool {
+	return isDigit(c) || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
 
 const (
 	maxTags        = 64
@@ -29,14 +62,14 @@ func invalid(format string, args ...any) error {
 }
 
 func checkInstallID(id string) error {
-	if !installIDPattern.MatchString(id) {
+	if !validInstallID(id) {
 		return invalid("install_id must be 1-64 characters of A-Za-z0-9._-")
 	}
 	return nil
 }
 
 func checkTagPrefix(prefix string) error {
-	if !tagPrefixPattern.MatchString(prefix) {
+	if !validTagPrefix(prefix) {
 		return invalid("tag_prefix must be 1-32 characters of A-Za-z0-9._- starting with a letter or digit")
 	}
 	return nil
@@ -52,7 +85,7 @@ func checkTags(tags map[string]string, ownerKey string) error {
 		if strings.EqualFold(k, ownerKey) {
 			return invalid("tag %q is the owner tag, which only the resident sets", k)
 		}
-		if !tagKeyPattern.MatchString(k) {
+		if !validTagKey(k) {
 			return invalid("tag key %q must be 1-128 characters of A-Za-z0-9._/- starting with a letter or digit", k)
 		}
 		if len(v) > maxTagValueLen || !printable(v) {
@@ -69,7 +102,7 @@ func checkEnv(field string, env map[string]string, secretPrefixes []string) erro
 		return invalid("%s: at most %d variables", field, maxEnvVars)
 	}
 	for k, v := range env {
-		if !envNamePattern.MatchString(k) {
+		if !validEnvName(k) {
 			return invalid("%s: %q is not a valid variable name", field, k)
 		}
 		for _, prefix := range secretPrefixes {
@@ -139,7 +172,7 @@ func checkSpec(spec *protocol.Spec, secretPrefixes []string) error {
 	}
 	seen := map[string]bool{}
 	for i, v := range spec.Volumes {
-		if !installIDPattern.MatchString(v.Name) || v.Name == "." || v.Name == ".." {
+		if !validInstallID(v.Name) || v.Name == "." || v.Name == ".." {
 			return invalid("spec.volumes[%d].name must be 1-64 characters of A-Za-z0-9._-", i)
 		}
 		if v.Path == "" || strings.ContainsRune(v.Path, 0) {
