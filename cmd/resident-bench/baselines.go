@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -102,17 +101,4 @@ func spawnAndWait(name string, args ...string) func() error {
 		}
 		return nil
 	}
-}
-
-// rawPingMain is the "raw" start-up: this same binary, re-executed, pings
-// the engine with the minimal client and prints its RSS in KiB.
-func rawPingMain() int {
-	r := newRawClient(socketPath())
-	if err := r.ping(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kb, _ := procStatusKB(os.Getpid(), "VmRSS")
-	fmt.Println(kb)
-	return 0
 }

@@ -230,6 +230,25 @@ func procStatusKB(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
+// cpuTime is the user+system CPU time a process has used so far.
+func cpuTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th.
+	rest := string(data[bytes.LastIndexByte(data, ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond, nil
+}
+
 // tarPayload counts the file bytes of a tar stream.
 func tarPayload(r io.Reader) (int64, error) {
 	tr := tar.NewReader(r)

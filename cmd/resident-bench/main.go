@@ -42,6 +42,7 @@ const (
 type bench struct {
 	quick        bool
 	bin          string // the resident binary
+	rawPing      string // the minimal Go program that pings the engine
 	image        string
 	stateDir     string
 	runID        string
@@ -66,9 +67,6 @@ func (b *bench) scale(full, quick int) int {
 func (b *bench) rawLabels() map[string]string { return map[string]string{runLabel: b.runID} }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "raw-ping" {
-		os.Exit(rawPingMain())
-	}
 	os.Exit(run())
 }
 
@@ -157,6 +155,13 @@ func (b *bench) setup(tmp, residentBin, busybox string) error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build ./cmd/resident: %w", err)
 		}
+	}
+	b.rawPing = filepath.Join(tmp, "rawping")
+	build := exec.Command("go", "build", "-o", b.rawPing, "./cmd/resident-bench/internal/rawping")
+	build.Dir = moduleRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build rawping: %w", err)
 	}
 	cli, err := client.New(client.FromEnv)
 	if err != nil {

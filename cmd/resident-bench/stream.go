@@ -47,7 +47,9 @@ func (b *bench) streaming() ([]row, error) {
 	runs := b.scale(5, 2)
 	var on, off, raw samples
 	var bytes, chunks int64
-	for range runs + 1 {
+	var cpu time.Duration
+	for i := range runs + 1 {
+		cpuBefore, _ := cpuTime(b.res.pid)
 		before, chunksBefore := b.res.payload.Load(), b.res.chunks.Load()
 		t := time.Now()
 		if err := b.res.exec(b.sandbox, argv...); err != nil {
@@ -56,6 +58,9 @@ func (b *bench) streaming() ([]row, error) {
 		on = append(on, time.Since(t))
 		bytes = b.res.payload.Load() - before
 		chunks = b.res.chunks.Load() - chunksBefore
+		if cpuAfter, err := cpuTime(b.res.pid); err == nil && i > 0 {
+			cpu += cpuAfter - cpuBefore
+		}
 		t = time.Now()
 		if err := plain.exec(b.sandbox, argv...); err != nil {
 			return nil, err
@@ -69,7 +74,8 @@ func (b *bench) streaming() ([]row, error) {
 	}
 	on, off, raw = on[1:], off[1:], raw[1:]
 	rate := func(s samples) float64 { return mbps(bytes, s.median()) }
-	r := row{figure: fmt.Sprintf("exec output to the host, scrubber on (%d MB, %d KB a chunk)", bytes>>20, bytes/max(chunks, 1)>>10),
+	cpuPerGB := time.Duration(float64(cpu) / float64(int64(runs)*bytes) * 1e9)
+	r := row{figure: fmt.Sprintf("exec output to the host, scrubber on (%d MB, %d KB a chunk; resident CPU %s per GB)", bytes>>20, bytes/max(chunks, 1)>>10, cpuPerGB.Round(time.Millisecond)),
 		ours:  fmt.Sprintf("%.0f MB/s", rate(on)),
 		raw:   fmt.Sprintf("%.0f MB/s", rate(raw)),
 		ratio: fmt.Sprintf("%.2fx raw; %.2fx of no-credentials resident (%.0f MB/s)", rate(on)/rate(raw), rate(on)/rate(off), rate(off)),
