@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
 )
 
 // startup: spawn to initialize answered and the engine pinged (a
@@ -96,10 +100,17 @@ func (b *bench) perOp() ([]row, error) {
 	missing := strings.Repeat("0", 63) + "1"
 	owner := []string{ownerKey + "=" + b.installID}
 	n, nCLI := b.scale(1000, 50), b.scale(20, 3)
+	sdk, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, err
+	}
+	defer sdk.Close()
+	ctx := context.Background()
 	type op struct {
 		name     string
 		ours     func() error
 		raw      func() error
+		sdk      func() error
 		cli      []string
 		cliOK    []int
 		pyKey    string
@@ -107,11 +118,26 @@ func (b *bench) perOp() ([]row, error) {
 	}
 	ops := []op{
 		{name: "list_owned", ours: func() error { return b.res.call("sandbox/list_owned", struct{}{}, nil) },
-			raw: func() error { return b.raw.list(owner...) }, cli: []string{"ps", "-aq", "--filter", "label=" + owner[0]}, pyKey: "list"},
+			raw: func() error { return b.raw.list(owner...) },
+			sdk: func() error {
+				_, err := sdk.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", owner...)})
+				return err
+			}, cli: []string{"ps", "-aq", "--filter", "label=" + owner[0]}, pyKey: "list"},
 		{name: "read_owner", ours: func() error { return b.res.call("sandbox/read_owner", map[string]string{"sandbox_id": b.sandbox}, nil) },
-			raw: func() error { _, err := b.raw.inspect(b.sandbox); return err }, cli: []string{"inspect", "--format", "{{index .Config.Labels \"" + ownerKey + "\"}}", b.sandbox}, pyKey: "inspect"},
+			raw: func() error { _, err := b.raw.inspect(b.sandbox); return err },
+			sdk: func() error {
+				_, err := sdk.ContainerInspect(ctx, b.sandbox, client.ContainerInspectOptions{})
+				return err
+			}, cli: []string{"inspect", "--format", "{{index .Config.Labels \"" + ownerKey + "\"}}", b.sandbox}, pyKey: "inspect"},
 		{name: "terminate (missing id)", ours: func() error { return b.res.call("sandbox/terminate", map[string]string{"sandbox_id": missing}, nil) },
-			raw: func() error { _, err := b.raw.inspect(missing); return err }, cli: []string{"inspect", missing}, cliOK: []int{1}, pyKey: "missing"},
+			raw: func() error { _, err := b.raw.inspect(missing); return err },
+			sdk: func() error {
+				_, err := sdk.ContainerInspect(ctx, missing, client.ContainerInspectOptions{})
+				if cerrdefs.IsNotFound(err) {
+					return nil
+				}
+				return err
+			}, cli: []string{"inspect", missing}, cliOK: []int{1}, pyKey: "missing"},
 	}
 	py, err := runPython(b.python, map[string]any{"mode": "ops", "n": b.scale(200, 10), "container": b.sandbox, "missing": missing, "labels": owner})
 	if err != nil {
@@ -120,7 +146,7 @@ func (b *bench) perOp() ([]row, error) {
 	b.pyOps = py
 	var rows []row
 	for _, o := range ops {
-		ours, raw, err := interleaved(n, o.ours, o.raw)
+		ours, raw, viaSDK, err := interleaved3(n, o.ours, o.raw, o.sdk)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.name, err)
 		}
@@ -136,7 +162,7 @@ func (b *bench) perOp() ([]row, error) {
 			r.py = medP99(py.samples(o.pyKey))
 		}
 		dMed, dP99 := ours.median()-raw.median(), ours.p99()-raw.p99()
-		r.ratio = fmt.Sprintf("+%s median, +%s p99", us(dMed), us(dP99))
+		r.ratio = fmt.Sprintf("+%s median, +%s p99; Go SDK alone +%s median", us(dMed), us(dP99), us(viaSDK.median()-raw.median()))
 		r.verdict = verdict(dMed <= 50*time.Microsecond && dP99 <= 250*time.Microsecond)
 		rows = append(rows, r)
 	}
@@ -167,6 +193,11 @@ func (b *bench) execTrue() ([]row, error) {
 	if b.pyOps != nil {
 		r.py = medP99(b.pyOps.samples("exec"))
 	}
+	lag, err := timedValues(b.scale(50, 10), func() (time.Duration, error) { return b.raw.execLag(b.sandbox, []string{"true"}) })
+	if err != nil {
+		return nil, err
+	}
+	r.ratio += fmt.Sprintf("; engine marks the exec done %s (p99 %s) after its stream ends", ms(lag.median()), ms(lag.p99()))
 	r.verdict = verdict(ok)
 	return []row{r}, nil
 }

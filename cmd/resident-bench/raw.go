@@ -167,6 +167,45 @@ func (r *rawClient) exec(id string, argv []string) (exit int, payload int64, err
 	return ins.ExitCode, payload, err
 }
 
+// execLag runs argv like exec and then polls the exec's state every
+// 200 µs: it returns how long after the end of the stream the engine still
+// reported the exec running. A client that learns the exit from the exec
+// state, as the docker provider does, waits at least this long.
+func (r *rawClient) execLag(id string, argv []string) (time.Duration, error) {
+	data, err := r.want("POST", "/containers/"+id+"/exec", map[string]any{"Cmd": argv, "AttachStdout": true, "AttachStderr": true}, 201)
+	if err != nil {
+		return 0, err
+	}
+	var created struct{ Id string }
+	if err := json.Unmarshal(data, &created); err != nil {
+		return 0, err
+	}
+	body, err := r.hijack("/exec/"+created.Id+"/start", `{"Detach":false,"Tty":false}`)
+	if err != nil {
+		return 0, err
+	}
+	_, err = demuxCount(body)
+	body.Close()
+	if err != nil {
+		return 0, err
+	}
+	eof := time.Now()
+	for {
+		data, err := r.want("GET", "/exec/"+created.Id+"/json", nil, 200)
+		if err != nil {
+			return 0, err
+		}
+		var ins struct{ Running bool }
+		if err := json.Unmarshal(data, &ins); err != nil {
+			return 0, err
+		}
+		if !ins.Running {
+			return time.Since(eof), nil
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
 type hijacked struct {
 	*bufio.Reader
 	net.Conn

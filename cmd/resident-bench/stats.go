@@ -46,6 +46,19 @@ func timed(n int, fn func() error) (samples, error) {
 	return dropWarmup(out), nil
 }
 
+// timedValues collects n durations that fn measures itself.
+func timedValues(n int, fn func() (time.Duration, error)) (samples, error) {
+	var out samples
+	for range n + max(1, n/10) {
+		d, err := fn()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return dropWarmup(out), nil
+}
+
 // interleaved runs a and b alternately, so both see the same noise.
 func interleaved(n int, a, b func() error) (samples, samples, error) {
 	var sa, sb samples
@@ -62,6 +75,24 @@ func interleaved(n int, a, b func() error) (samples, samples, error) {
 		sb = append(sb, time.Since(start))
 	}
 	return dropWarmup(sa), dropWarmup(sb), nil
+}
+
+// interleaved3 is interleaved for three functions.
+func interleaved3(n int, a, b, c func() error) (samples, samples, samples, error) {
+	var sa, sb, sc samples
+	for range n + max(1, n/10) {
+		for _, f := range []struct {
+			fn  func() error
+			out *samples
+		}{{a, &sa}, {b, &sb}, {c, &sc}} {
+			start := time.Now()
+			if err := f.fn(); err != nil {
+				return nil, nil, nil, err
+			}
+			*f.out = append(*f.out, time.Since(start))
+		}
+	}
+	return dropWarmup(sa), dropWarmup(sb), dropWarmup(sc), nil
 }
 
 // row is one line of the table.
