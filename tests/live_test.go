@@ -294,7 +294,7 @@ func (h *liveHost) create(spec map[string]any) string {
 		select {
 		case <-h.exited:
 		default: // best effort: the session may be ending
-			h.sendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID})
+			_, _ = h.awaitWithin(h.sendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID}), 60*time.Second)
 		}
 	})
 	return res.SandboxID
