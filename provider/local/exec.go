@@ -124,12 +124,14 @@ func envValue(env []string, name string) string {
 // resident's (exec.LookPath would use the resident's environment).
 func lookPath(name, pathEnv, dir string) (string, error) {
 	if strings.Contains(name, "/") {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, name)
+		path := name
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
 		}
-		if isExecutable(name) {
-			return name, nil
+		if isExecutable(path) {
+			return path, nil
 		}
+		// The name as the host gave it: dir is a descriptor path.
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: not an executable file", name)
 	}
 	for _, d := range filepath.SplitList(pathEnv) {
