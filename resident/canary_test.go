@@ -135,10 +135,13 @@ func assertMasked(t *testing.T, site, text string) {
 func TestCanaryOnEverySurface(t *testing.T) {
 	fake := newFake()
 	fake.storeFiles["secret.txt"] = "key=" + richCanary + "\n"
-	h := startHost(t, fake)
+	notifier := &Notifier{}
+	h := startHost(t, fake, func(o *Options) { o.Notifier = notifier })
 	h.call(protocol.MethodInitialize, map[string]any{"protocol_version": 1, "install_id": installCanary,
 		"credentials": map[string]string{"token": richCanary, "install": installCanary}}, nil)
 	box := newBox(t, h)
+	// A provider notification (image pull progress) quoting the secret.
+	notifier.Notify(protocol.NotifyPullProgress, protocol.PullProgress{Image: "registry.example/" + richCanary, Status: "pulling from https://bot:" + url.QueryEscape(richCanary) + "@registry.example"})
 
 	// Exec output, stdout and stderr: every encoded form, one per line, as
 	// a process would print them, once as one write and once per line.
@@ -201,6 +204,12 @@ func TestCanaryOnEverySurface(t *testing.T) {
 	assertNoForms(t, "stdout frames", hostView(t, raw), richCanary, installCanary)
 	for _, n := range h.notifications(protocol.NotifyStoreData) {
 		assertMasked(t, "store/data", hostView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(n.Params)+`}`)))))
+	}
+	if notes := h.notifications(protocol.NotifyPullProgress); len(notes) != 1 {
+		t.Errorf("%d pull_progress notifications", len(notes))
+	} else {
+		assertMasked(t, "pull_progress notification", string(notes[0].Params))
+		assertNoForms(t, "pull_progress notification", hostView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(notes[0].Params)+`}`)))), richCanary)
 	}
 	logs := h.logs.String()
 	assertNoForms(t, "debug logs", logView(t, logs), richCanary, installCanary)
