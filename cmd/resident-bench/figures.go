@@ -162,7 +162,7 @@ func (b *bench) perOp() ([]row, error) {
 			r.py = medP99(py.samples(o.pyKey))
 		}
 		dMed, dP99 := ours.median()-raw.median(), ours.p99()-raw.p99()
-		r.ratio = fmt.Sprintf("+%s median, +%s p99; Go SDK alone +%s median", us(dMed), us(dP99), us(viaSDK.median()-raw.median()))
+		r.ratio = fmt.Sprintf("%s median, %s p99; Go SDK alone %s median", us(dMed), us(dP99), us(viaSDK.median()-raw.median()))
 		r.verdict = verdict(dMed <= 50*time.Microsecond && dP99 <= 250*time.Microsecond)
 		rows = append(rows, r)
 	}

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -88,27 +88,57 @@ func (b *bench) profile(dir string) error {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 	}
-	// Heap: sampled while 100 execs stream at once.
+	// Heap and stacks, taken when half of 100 concurrent streams' output
+	// has arrived: the peak, not the tail.
 	runtime.MemProfileRate = 4096
-	var heapErr error
-	var once sync.Once
-	_, _, err = fanOut(100, func() error {
-		err := p.exec(b.sandbox, "cat", payloadFile)
-		once.Do(func() {
-			f, err := os.Create(filepath.Join(dir, "heap.prof"))
-			if err != nil {
-				heapErr = err
+	const streams = 100
+	before := p.payload.Load()
+	var snapErr error
+	stop := make(chan struct{})
+	snapped := make(chan struct{})
+	go func() {
+		defer close(snapped)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
 				return
+			case <-tick.C:
 			}
-			heapErr = pprof.Lookup("heap").WriteTo(f, 0)
-			f.Close()
-		})
-		return err
-	})
+			if p.payload.Load()-before < streams*8<<20/2 {
+				continue
+			}
+			snapErr = writeMemSnapshot(dir)
+			return
+		}
+	}()
+	_, _, err = fanOut(streams, func() error { return p.exec(b.sandbox, "cat", payloadFile) })
+	close(stop)
+	<-snapped
 	if err != nil {
 		return err
 	}
-	return heapErr
+	return snapErr
+}
+
+// writeMemSnapshot writes heap.prof and memstats.txt: where the memory of
+// a busy resident is.
+func writeMemSnapshot(dir string) error {
+	f, err := os.Create(filepath.Join(dir, "heap.prof"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		return err
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	rss, _ := procStatusKB(os.Getpid(), "VmRSS")
+	text := fmt.Sprintf("goroutines %d\nVmRSS %d KiB\nHeapAlloc %d KiB\nHeapInuse %d KiB\nHeapIdle-HeapReleased %d KiB\nStackInuse %d KiB\nSys %d KiB\nNextGC %d KiB\n",
+		runtime.NumGoroutine(), rss, m.HeapAlloc>>10, m.HeapInuse>>10, (m.HeapIdle-m.HeapReleased)>>10, m.StackInuse>>10, m.Sys>>10, m.NextGC>>10)
+	return os.WriteFile(filepath.Join(dir, "memstats.txt"), []byte(text), 0o644)
 }
 
 // serveInProcess runs resident.Serve with the docker provider over pipes.

@@ -121,7 +121,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
+// us is a signed difference in microseconds.
+func us(d time.Duration) string { return fmt.Sprintf("%+d µs", d.Microseconds()) }
 
 func medP99(s samples) string {
 	if len(s) == 0 {
