@@ -133,3 +133,33 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		t.Error("the sibling volume's canary came out of volume A")
 	}
 }
+
+// A FIFO a sandbox planted in its volume (and a link to it): store reads
+// and listings of it are refused at once instead of hanging the request on
+// an open that waits for a writer.
+func TestDockerStoreRefusesAFIFO(t *testing.T) {
+	image := needDocker(t)
+	h := spawnDocker(t, liveOpts{}, "")
+	h.init(uniqueInstall("fifo"), nil)
+	vol := uniqueInstall("pf")
+	removeVolumesLater(t, vol)
+	box := h.create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
+	var res protocol.ExecResult
+	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "mk", "argv": []string{"sh", "-c", "mkfifo /data/fifo && ln -s fifo /data/link"}}, &res)
+	if res.ExitCode != 0 {
+		t.Fatalf("mkfifo: %+v", res)
+	}
+	for _, p := range []string{"fifo", "link"} {
+		for _, method := range []string{protocol.MethodStoreReadFile, protocol.MethodStoreListDir} {
+			start := time.Now()
+			m, ok := h.awaitWithin(h.send(method, map[string]any{"root": vol, "path": p, "stream_id": "f"}), 60*time.Second)
+			if !ok {
+				t.Fatalf("%s %q: no answer within 60s (an open of the FIFO is blocking)", method, p)
+			}
+			if m.kind() != protocol.KindInvalidRequest {
+				t.Fatalf("%s %q: %s %+v, want invalid_request", method, p, m.Result, m.Error)
+			}
+			t.Logf("%s %q refused in %s: %s", method, p, time.Since(start).Round(time.Millisecond), m.Error.Message)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func ls(args []string) int {
 		return replyErr(err)
 	}
 	defer root.Close()
-	dir, err := root.Open(rel)
+	dir, err := openNonBlocking(root, rel)
 	if err != nil {
 		return replyErr(err)
 	}
@@ -69,7 +69,7 @@ func cat(args []string) int {
 		return replyErr(err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, err := openNonBlocking(root, rel)
 	if err != nil {
 		return replyErr(err)
 	}
@@ -99,6 +99,15 @@ func openRoot(p string) (*os.Root, string, error) {
 	}
 	root, err := os.OpenRoot(keeperproto.StoreRoot)
 	return root, rel, err
+}
+
+// openNonBlocking opens a path for reading without blocking: a sandbox can
+// plant a FIFO in a volume, and a plain open of one waits for a writer that
+// never comes, hanging the helper and the host's request. O_NONBLOCK makes
+// that open return at once (the type check that follows refuses it) and
+// changes nothing for regular files and directories.
+func openNonBlocking(root *os.Root, rel string) (*os.File, error) {
+	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 func entryType(m fs.FileMode) string {

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "01157dfdcf6102acda3619600293bc5d0396e261d931ac2cae0b6925bfa0acf7"
+const BuiltFrom = "94db47058589e5ed68eaf49bff74582358bb55389797836264ee47d1eed0848b"
