@@ -15,7 +15,7 @@ import (
 )
 
 // attach serves an in-process resident on a pipe and attaches a client.
-func attach(t *testing.T, limits protocol.Limits) (*client.Client, <-chan error) {
+func attach(t testing.TB, limits protocol.Limits) (*client.Client, <-chan error) {
 	t.Helper()
 	notifier := &residentpkg.Notifier{}
 	prov, err := provider.Open("local", provider.Config{StateDir: t.TempDir(), Notify: notifier.Notify})

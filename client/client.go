@@ -153,23 +153,21 @@ func (c *Client) ExpiredMessage() string {
 	return ""
 }
 
-func (c *Client) onNotification(method string, params json.RawMessage) {
-	switch method {
-	case protocol.NotifyCredentialsExpired:
-		var n protocol.CredentialsExpired
-		_ = json.Unmarshal(params, &n)
-		if n.Message == "" {
-			n.Message = "credentials expired"
+func (c *Client) onNotification(method string, params any) {
+	switch p := params.(type) {
+	case protocol.CredentialsExpired:
+		msg := p.Message
+		if msg == "" {
+			msg = "credentials expired"
 		}
-		if c.expMsg.CompareAndSwap(nil, &n.Message) {
+		if c.expMsg.CompareAndSwap(nil, &msg) {
 			close(c.expired)
 			if cb := c.opts.OnCredentialsExpired; cb != nil {
-				cb(n.Message)
+				cb(msg)
 			}
 		}
-	case protocol.NotifyPullProgress:
-		var p protocol.PullProgress
-		if cb := c.opts.OnPullProgress; cb != nil && json.Unmarshal(params, &p) == nil {
+	case protocol.PullProgress:
+		if cb := c.opts.OnPullProgress; cb != nil {
 			cb(p)
 		}
 	}

@@ -27,7 +27,7 @@ type resident struct {
 }
 
 // spawn starts the real resident with the local provider and initializes.
-func spawn(t *testing.T, opts client.Options, init protocol.InitializeParams) *resident {
+func spawn(t testing.TB, opts client.Options, init protocol.InitializeParams) *resident {
 	t.Helper()
 	cmd := exec.Command(residentBin, "--state-dir", t.TempDir(), "--log-level", "debug")
 	logs := &syncBuffer{}
@@ -57,7 +57,7 @@ func (r *resident) sandbox(t *testing.T, spec protocol.Spec) string {
 	return id
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), testLimit)
 	t.Cleanup(cancel)
 	return ctx
@@ -183,18 +183,19 @@ func TestExecStdin(t *testing.T) {
 		t.Fatalf("head: %q %v", out.Bytes(), err)
 	}
 
-	// The host drives stdin itself.
-	out.Reset()
+	// The host drives stdin itself, once the exec has started.
+	manual := &notifyWriter{first: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Exec(ctx, protocol.ExecParams{SandboxID: id, Argv: []string{"cat"}, ExecID: "manual", Stdin: true}, client.Streams{Stdout: &out})
+		_, err := r.Exec(ctx, protocol.ExecParams{SandboxID: id, Argv: []string{"sh", "-c", "echo go; cat"}, ExecID: "manual", Stdin: true}, client.Streams{Stdout: manual})
 		done <- err
 	}()
+	<-manual.first
 	if err := r.WriteStdin(ctx, protocol.ExecStdinParams{ExecID: "manual", Data: []byte("by hand\n"), EOF: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil || out.String() != "by hand\n" {
-		t.Fatalf("manual stdin: %q %v", out.String(), err)
+	if err := <-done; err != nil || manual.String() != "go\nby hand\n" {
+		t.Fatalf("manual stdin: %q %v", manual.String(), err)
 	}
 }
 

@@ -31,7 +31,7 @@ type conn struct {
 	nullErr  *Error // the last error response with "id": null
 	readErr  error  // why the read loop ended (io.EOF when cleanly)
 	done     chan struct{}
-	notify   func(method string, params json.RawMessage)
+	notify   func(method string, params any) // the notifications without a sink
 }
 
 type pendingCall struct {
@@ -56,12 +56,12 @@ type outgoing struct {
 type incoming struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	Params *knownParams    `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *wireError      `json:"error"`
 }
 
-func newConn(w io.Writer, notify func(string, json.RawMessage)) *conn {
+func newConn(w io.Writer, notify func(string, any)) *conn {
 	return &conn{
 		w:        w,
 		maxFrame: protocol.DefaultMaxFrameBytes,
@@ -147,12 +147,30 @@ func (c *conn) readLoop(r io.Reader) {
 }
 
 func (c *conn) dispatch(body []byte) error {
+	if method, p, ok := decodeData(body); ok {
+		c.notification(method, &p)
+		return nil
+	}
+	// One decoding pass for every message: notification params land in a
+	// union of the known notifications' fields, so exec/output and
+	// store/data (nearly every frame of a big transfer) are validated and
+	// base64-decoded once, not once as a raw message and again as params.
 	var m incoming
 	if err := json.Unmarshal(body, &m); err != nil {
+		// A notification this client does not know may have params of
+		// other types; anything else is not a message.
+		var generic struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &generic) == nil && generic.Method != "" {
+			return nil
+		}
 		return fmt.Errorf("the resident sent a frame that is not a JSON-RPC message: %w", err)
 	}
 	if m.Method != "" {
-		c.notification(m.Method, m.Params)
+		if m.Params != nil {
+			c.notification(m.Method, m.Params)
+		}
 		return nil
 	}
 	if string(m.ID) == "null" || len(m.ID) == 0 {
@@ -184,32 +202,41 @@ func (c *conn) dispatch(body []byte) error {
 	return nil
 }
 
-func (c *conn) notification(method string, params json.RawMessage) {
+// knownParams holds the params of every notification the resident sends;
+// their field names do not overlap (protocol.ExecOutput, StoreData,
+// CredentialsExpired, PullProgress).
+type knownParams struct {
+	ExecID   string `json:"exec_id"`
+	Stream   string `json:"stream"`
+	StreamID string `json:"stream_id"`
+	Data     []byte `json:"data"`
+	Message  string `json:"message"`
+	Image    string `json:"image"`
+	Status   string `json:"status"`
+	Current  int64  `json:"current"`
+	Total    int64  `json:"total"`
+}
+
+func (c *conn) notification(method string, p *knownParams) {
 	switch method {
 	case protocol.NotifyExecOutput:
-		var o protocol.ExecOutput
-		if json.Unmarshal(params, &o) != nil {
-			return
-		}
 		c.mu.Lock()
-		sink := c.execs[o.ExecID]
+		sink := c.execs[p.ExecID]
 		c.mu.Unlock()
 		if sink != nil {
-			sink.write(o.Stream, o.Data)
+			sink.write(p.Stream, p.Data)
 		}
 	case protocol.NotifyStoreData:
-		var d protocol.StoreData
-		if json.Unmarshal(params, &d) != nil {
-			return
-		}
 		c.mu.Lock()
-		sink := c.reads[d.StreamID]
+		sink := c.reads[p.StreamID]
 		c.mu.Unlock()
 		if sink != nil {
-			sink.write(d.Data)
+			sink.write(p.Data)
 		}
-	default:
-		c.notify(method, params)
+	case protocol.NotifyCredentialsExpired:
+		c.notify(method, protocol.CredentialsExpired{Message: p.Message})
+	case protocol.NotifyPullProgress:
+		c.notify(method, protocol.PullProgress{Image: p.Image, Status: p.Status, Current: p.Current, Total: p.Total})
 	}
 }
 
