@@ -12,7 +12,15 @@
 //	residentctl cat VOL PATH
 //
 // The resident binary is --resident, else "resident" in the directory of
-// residentctl's own executable, else "resident" on $PATH.
+// residentctl's own executable, else "resident" on $PATH. The provider is
+// local unless --provider says otherwise; the install id defaults to
+// "residentctl-<user>", so ls shows what earlier runs by the same user kept.
+//
+// Exit codes: run and exec exit with the command's own exit code, or 125
+// when residentctl or the resident failed, 130 when interrupted, and 141
+// when the reader of their output went away. The other commands exit 0, or
+// 1 on failure. A usage error is 2. Every failure prints its error kind and
+// a one-line hint on stderr.
 package main
 
 import (
@@ -109,6 +117,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n             %s\n", c.name, c.summary, c.args)
 	}
+	fmt.Fprintf(w, "\nrun and exec exit with the command's exit code (125: residentctl or the resident failed).\n")
 	fmt.Fprintf(w, "\nglobal flags (also accepted after the command):\n")
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	(&globals{}).register(fs)

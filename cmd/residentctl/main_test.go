@@ -218,6 +218,35 @@ func TestBrokenPipe(t *testing.T) {
 	}
 }
 
+// Ctrl-C cancels the command through the resident (which is in its own
+// process group, so it is still there to clean up), removes the sandbox,
+// and exits 130.
+func TestInterrupt(t *testing.T) {
+	state := t.TempDir()
+	cmd := exec.Command(ctlBin, "--state-dir", state, "--install-id", "ctl-int", "run", "--", "sh", "-c", "echo up; sleep 30")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(stdout, make([]byte, 3)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || time.Since(start) > 20*time.Second || !strings.Contains(stderr.String(), "cancelled; hint:") {
+		t.Fatalf("exit %d after %s, stderr:\n%s", code, time.Since(start), stderr.String())
+	}
+	if r := ctl(t, state, nil, "--install-id", "ctl-int", "ls", "--json"); string(r.stdout) != "[]\n" {
+		t.Fatalf("sandbox left behind: %s", r.stdout)
+	}
+}
+
 func TestPullProgress(t *testing.T) {
 	updates := []protocol.PullProgress{
 		{Image: "img", Status: "Pulling from library/img"},
