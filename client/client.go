@@ -204,8 +204,8 @@ func (c *Client) start(ctx context.Context, method string, params any) (*pending
 }
 
 // await waits for pc's response. When ctx ends first it sends
-// $/cancelRequest and keeps waiting: the resident owes exactly one answer,
-// and a result that arrives anyway is authoritative (the work finished).
+// $/cancelRequest and keeps waiting: the resident owes exactly one answer
+// (cancelled; a result, should one come, is returned, as the work was done).
 // A cancelled call's error matches both ErrCancelled and ctx's error.
 func (c *Client) await(ctx context.Context, pc *pendingCall, result any) error {
 	var r response

@@ -59,8 +59,8 @@
 // sends $/cancelRequest for that request and keeps waiting for the one
 // answer the resident still owes; a cancelled exec has its process tree
 // killed. The error then matches both ErrCancelled and the context's error.
-// If the work had already finished, its result comes back instead: it is
-// authoritative.
+// (Should a resident answer with a result instead, the client returns it:
+// the work was done.)
 //
 // # Errors
 //

@@ -36,8 +36,7 @@ const stdinChunk = 256 << 10
 //
 // The process's own timeout, exit code and signal are in the result, not an
 // error. Cancelling ctx sends $/cancelRequest: the process tree is killed
-// and the error matches ErrCancelled and ctx's error, unless the process had
-// already finished, in which case its result is returned.
+// and the error matches ErrCancelled and ctx's error.
 //
 // When writing to s.Stdout or s.Stderr fails, the exec is killed and Exec
 // returns its result together with the write error.
