@@ -12,11 +12,11 @@ import (
 //go:embed baseline.py
 var baselinePy string
 
-// findPython returns an interpreter that can import docker (Debian's
-// python3-docker lives under /usr/bin/python3, which a pyenv python3 on
-// PATH may shadow), or "".
+// findPython returns an interpreter that can import docker, or "". Debian's
+// python3-docker (under /usr/bin/python3) comes first: it is the baseline
+// the benchmark promises, and a pyenv python3 on PATH may shadow it.
 func findPython() string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
 		if exec.Command(py, "-c", "import docker").Run() == nil {
 			return py
 		}
