@@ -186,6 +186,15 @@ func TestErrorsPrintKindAndHint(t *testing.T) {
 	if !strings.Contains(string(r.stderr), "hint:") {
 		t.Fatalf("missing resident: %s", r.stderr)
 	}
+	big := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(big, nil, 0o644); err != nil || os.Truncate(big, 9<<20) != nil {
+		t.Fatal("making a 9 MiB file")
+	}
+	r = ctl(t, state, nil, "cp", big, "lcl-0000000000000000:/big")
+	r.want(t, 1, "")
+	if !strings.Contains(string(r.stderr), "residentctl: quota; hint:") {
+		t.Fatalf("cp over max_file_bytes: %s", r.stderr)
+	}
 	ctl(t, state, nil, "frobnicate").want(t, 2, "")
 	ctl(t, state, nil, "run").want(t, 2, "")
 	ctl(t, state, nil, "run", "--env", "NOEQUALS", "--", "true").want(t, 2, "")

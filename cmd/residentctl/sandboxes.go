@@ -88,17 +88,14 @@ func cmdCp(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	if !ok || id == "" || path == "" {
 		return usageError(stdio, "cp", fmt.Errorf("destination %q: want ID:PATH", pos[1]))
 	}
-	data, mode, err := readLocal(pos[0], stdio.in)
-	if err != nil {
-		return report(stdio, g, "cp", err, exitFailure)
-	}
 	s, err := g.connect(ctx, stdio)
 	if err != nil {
 		return report(stdio, g, "cp", err, exitFailure)
 	}
 	defer s.close()
-	if limit := s.Info().Limits.MaxFileBytes; int64(len(data)) > limit {
-		return report(stdio, g, "cp", fmt.Errorf("%s is %d bytes, over the resident's %d byte limit for one file: %w", pos[0], len(data), limit, client.ErrQuota), exitFailure)
+	data, mode, err := readLocal(pos[0], stdio.in, s.Info().Limits.MaxFileBytes)
+	if err != nil {
+		return report(stdio, g, "cp", err, exitFailure)
 	}
 	if _, err := s.WriteFile(ctx, protocol.WriteFileParams{SandboxID: id, Path: path, Data: data, Mode: mode}); err != nil {
 		return report(stdio, g, "cp", err, exitFailure)
@@ -107,10 +104,17 @@ func cmdCp(ctx context.Context, g *globals, stdio stdio, args []string) int {
 }
 
 // readLocal reads a local file, or stdin for "-", with the file's
-// permission bits (nil, the resident's 0644, for stdin).
-func readLocal(name string, stdin io.Reader) ([]byte, *uint32, error) {
+// permission bits (nil, the resident's 0644, for stdin). More than limit
+// bytes is refused before it is read: the resident would refuse it anyway.
+func readLocal(name string, stdin io.Reader, limit int64) ([]byte, *uint32, error) {
+	tooBig := func() error {
+		return fmt.Errorf("%s is over the resident's %d byte limit for one file: %w", name, limit, client.ErrQuota)
+	}
 	if name == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := io.ReadAll(io.LimitReader(stdin, limit+1))
+		if int64(len(data)) > limit {
+			return nil, nil, tooBig()
+		}
 		return data, nil, err
 	}
 	info, err := os.Stat(name)
@@ -119,6 +123,9 @@ func readLocal(name string, stdin io.Reader) ([]byte, *uint32, error) {
 	}
 	if !info.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if info.Size() > limit {
+		return nil, nil, tooBig()
 	}
 	data, err := os.ReadFile(name)
 	mode := uint32(info.Mode().Perm())
