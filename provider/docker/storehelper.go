@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -26,7 +28,9 @@ import (
 // before that. It removes itself when done (AutoRemove); Close removes it
 // early.
 type helperRun struct {
-	id     string
+	id          string
+	headerTimer *time.Timer
+	headerLate  atomic.Bool
 	hijack client.HijackedResponse
 	stdout *bufio.Reader
 	stderr *lockedBuffer
@@ -80,11 +84,26 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 		_, err := stdcopy.StdCopy(pw, run.stderr, att.Reader)
 		pw.CloseWithError(err)
 	}()
-	run.close = sync.OnceFunc(func() {
+	release := sync.OnceFunc(func() {
 		att.Close()
 		pr.Close()
 		<-run.done
 		p.removeHelper(created.ID)
+	})
+	// The request's end (host cancel, shutdown, expiry) closes the helper,
+	// so a read blocked on its stream (an engine frozen mid-read) returns
+	// at once instead of holding the request, and the container goes.
+	stop := context.AfterFunc(ctx, release)
+	run.close = func() {
+		stop()
+		run.headerTimer.Stop()
+		release()
+	}
+	// A helper answers its header line at once; an engine that does not
+	// pass it on within one control call's bound is hung (transient).
+	run.headerTimer = time.AfterFunc(p.timing.api, func() {
+		run.headerLate.Store(true)
+		release()
 	})
 	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		run.Close()
@@ -100,9 +119,15 @@ func (r *helperRun) Close() error {
 	return nil
 }
 
+// headerRead stops the header bound once the helper's first line is in.
+func (r *helperRun) headerRead() { r.headerTimer.Stop() }
+
 // failure explains output that could not be parsed, with what the helper
 // said on stderr.
 func (r *helperRun) failure(op string, err error) error {
+	if r.headerLate.Load() {
+		return kindErr(protocol.KindTransient, errEngineTimeout, "%s: store helper", op)
+	}
 	if msg := strings.TrimSpace(r.stderr.String()); msg != "" {
 		return protocol.Errorf(protocol.KindInternal, "%s: store helper: %s", op, msg)
 	}

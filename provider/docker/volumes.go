@@ -79,7 +79,9 @@ func (p *Provider) ListDir(ctx context.Context, root, path string, limit int) ([
 	}
 	defer run.Close()
 	var h keeperproto.Header
-	if err := json.NewDecoder(io.LimitReader(run.stdout, maxListing)).Decode(&h); err != nil {
+	err = json.NewDecoder(io.LimitReader(run.stdout, maxListing)).Decode(&h)
+	run.headerRead()
+	if err != nil {
 		return nil, false, run.failure("list_dir", err)
 	}
 	if h.Error != "" {
@@ -101,6 +103,7 @@ func (p *Provider) ReadFile(ctx context.Context, root, path string) (io.ReadClos
 		return nil, err
 	}
 	line, err := run.stdout.ReadSlice('\n')
+	run.headerRead()
 	if err != nil {
 		run.Close()
 		return nil, run.failure("read_file", err)

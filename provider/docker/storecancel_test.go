@@ -1,0 +1,91 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// A store read whose engine freezes mid-stream ends with its request: once
+// the request's context is done (the host cancelled, the resident is
+// shutting down) the blocked read returns instead of holding the request
+// for as long as the engine stays frozen. Before, nothing watched the
+// context once the helper's stream was flowing.
+func TestStoreReadEndsWithItsRequest(t *testing.T) {
+	needEngine(t)
+	px := startProxy(t)
+	p, _ := newTestProvider(t, px.host())
+	p.timing.api = 5 * time.Second
+	vol := runID + "-frozen"
+	seedVolume(t, p, vol, map[string]string{"seed": ""})
+	id := create(t, p, testOwner(t), protocol.Spec{Volumes: []protocol.VolumeMount{{Name: vol, Path: "/data"}}}, nil)
+	sh(t, p, id, "head -c 67108864 /dev/urandom > /data/big")
+
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	rc, err := p.ReadFile(ctx, vol, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(rc, make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	px.setFrozen(true)
+	cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, rc)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("the read ended %s after its request did: %v", time.Since(start).Round(time.Millisecond), err)
+		if err == nil {
+			t.Fatal("a cut read reported success")
+		}
+	case <-time.After(20 * time.Second):
+		px.setFrozen(false)
+		t.Fatal("the read still blocks 20s after its request ended, on a frozen engine")
+	}
+	px.setFrozen(false)
+	rc.Close()
+}
+
+// The helper's header line is bounded like any control call: an engine
+// that is frozen once the helper started gives transient, not a hang.
+func TestStoreHelperHeaderIsBounded(t *testing.T) {
+	needEngine(t)
+	px := startProxy(t)
+	p, _ := newTestProvider(t, px.host())
+	vol := runID + "-hdr"
+	seedVolume(t, p, vol, map[string]string{"f": "x"})
+	p.timing.api = 3 * time.Second
+	run, err := p.storeHelper(testCtx(t), vol, "f", "cat", "--", "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { px.setFrozen(false); run.Close() }()
+	// Everything from here is the header wait; freeze before it arrives
+	// (if it already arrived, the bound has nothing to do: skip).
+	if run.stdout.Buffered() > 0 {
+		t.Skip("the header arrived before the freeze")
+	}
+	px.setFrozen(true)
+	start := time.Now()
+	_, rerr := run.stdout.ReadSlice('\n')
+	run.headerRead()
+	took := time.Since(start)
+	if rerr == nil {
+		t.Skip("the header was already in flight before the freeze")
+	}
+	ferr := run.failure("read_file", rerr)
+	t.Logf("header wait on a frozen engine: %v after %s", ferr, took.Round(time.Millisecond))
+	if protocol.KindOf(ferr) != protocol.KindTransient || !errors.Is(ferr, errEngineTimeout) || took > 15*time.Second {
+		t.Fatalf("header wait: %v (kind %s) after %s; want transient within ~3s", ferr, protocol.KindOf(ferr), took)
+	}
+}
