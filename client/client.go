@@ -25,6 +25,11 @@ const DefaultCloseGrace = 5 * time.Second
 const exitWait = 5 * time.Second
 
 // Options configure a Client. The zero value is usable.
+//
+// The callbacks (OnCredentialsExpired, OnPullProgress) run one at a time,
+// in the order the events arrived, on a goroutine of the Client's own: a
+// callback may block or call the Client (Close it and spawn a fresh
+// resident on expiry, say) without holding up answers.
 type Options struct {
 	// Stderr receives the resident's log lines (zap JSON, one per line,
 	// already scrubbed). Nil discards them. Either way the client keeps the
@@ -43,10 +48,6 @@ type Options struct {
 	CloseGrace time.Duration
 }
 
-// Callbacks (OnCredentialsExpired, OnPullProgress) run on the client's read
-// loop, so they see events in order: they must return quickly and must not
-// call the Client, whose answers that loop delivers.
-
 // Client is one session with one resident. Its methods are safe for
 // concurrent use; requests run concurrently in the resident, and each
 // method returns when its own response arrives.
@@ -56,6 +57,7 @@ type Client struct {
 	closer io.Closer // Attach: the stream
 	proc   *process  // Spawn: the child process
 
+	events  *events
 	info    atomic.Pointer[protocol.InitializeResult]
 	ids     atomic.Int64
 	expired chan struct{}
@@ -102,8 +104,9 @@ func Attach(rwc io.ReadWriteCloser, opts Options) *Client {
 }
 
 func newClient(w io.Writer, opts Options) *Client {
-	c := &Client{opts: opts, expired: make(chan struct{})}
+	c := &Client{opts: opts, expired: make(chan struct{}), events: newEvents()}
 	c.conn = newConn(w, c.onNotification)
+	go c.events.run(c.conn.done)
 	return c
 }
 
@@ -163,12 +166,12 @@ func (c *Client) onNotification(method string, params any) {
 		if c.expMsg.CompareAndSwap(nil, &msg) {
 			close(c.expired)
 			if cb := c.opts.OnCredentialsExpired; cb != nil {
-				cb(msg)
+				c.events.push(func() { cb(msg) })
 			}
 		}
 	case protocol.PullProgress:
 		if cb := c.opts.OnPullProgress; cb != nil {
-			cb(p)
+			c.events.push(func() { cb(p) })
 		}
 	}
 }

@@ -361,10 +361,18 @@ func TestResidentDiesMidCall(t *testing.T) {
 }
 
 func TestCredentialsExpiry(t *testing.T) {
+	// The callback closes the client, as a host that respawns would: it
+	// runs off the read loop, so this cannot deadlock.
 	expiredMsgs := make(chan string, 2)
+	closed := make(chan error, 1)
 	expireAt := time.Now().Add(2 * time.Second)
-	r := spawn(t, client.Options{OnCredentialsExpired: func(msg string) { expiredMsgs <- msg }},
-		protocol.InitializeParams{Credentials: map[string]string{"api_token": "tok_expiring_123"}, CredentialsExpireAt: &expireAt})
+	var r *resident
+	closeNow := make(chan struct{})
+	r = spawn(t, client.Options{OnCredentialsExpired: func(msg string) {
+		expiredMsgs <- msg
+		<-closeNow
+		closed <- r.Close()
+	}}, protocol.InitializeParams{Credentials: map[string]string{"api_token": "tok_expiring_123"}, CredentialsExpireAt: &expireAt})
 	id := r.sandbox(t, protocol.Spec{})
 	_, err := r.Exec(ctxT(t), protocol.ExecParams{SandboxID: id, Argv: []string{"sleep", "30"}}, client.Streams{})
 	if !errors.Is(err, client.ErrCredentialsExpired) || !errors.Is(err, client.ErrUnauthorized) {
@@ -381,7 +389,8 @@ func TestCredentialsExpiry(t *testing.T) {
 	if _, err := r.ListOwned(ctxT(t)); !errors.Is(err, client.ErrCredentialsExpired) {
 		t.Fatalf("call after expiry: %v", err)
 	}
-	err = r.Close()
+	close(closeNow)
+	err = <-closed
 	t.Log(err)
 	var exit *client.ExitError
 	if !errors.As(err, &exit) || exit.Code != 3 || !errors.Is(err, client.ErrCredentialsExpired) {

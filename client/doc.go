@@ -86,10 +86,10 @@
 // protocol.AppendFrame, with the loop in conn.go), because a host needs
 // four things that library's client side does not give:
 //
-//   - Cancellation that still waits. Its Call returns as soon as the context
-//     ends and forgets the request; the protocol promises one answer after
-//     $/cancelRequest, and the caller should get it (the exec's output is
-//     complete only then, and a late result is authoritative).
+//   - Cancellation that still waits. Its Call returns ctx.Err() the moment
+//     the context ends, sends no $/cancelRequest and drops the answer; the
+//     protocol promises one answer after $/cancelRequest, and the caller
+//     should get it (an exec's output is complete only then).
 //   - A clear death. A resident that exits mid-call should fail the call
 //     with its exit code and last words, and an error answer with "id": null
 //     (sent before an exit with code 2) must not be matched to any request.
@@ -101,7 +101,9 @@
 //     (fastpath.go), which tripled the measured output throughput
 //     (BenchmarkExecOutput).
 //
-// Notifications are handled on the read loop in arrival order, which is
-// what makes "all output before the response" hold for Exec; a slow
-// Streams writer therefore slows the whole client.
+// Data notifications are written to their Streams on the read loop, in
+// arrival order, which is what makes "all output before the response" hold
+// for Exec; a slow Streams writer therefore slows the whole client. Event
+// callbacks (Options) run in order on a goroutine of their own, so they may
+// block or call the Client.
 package client

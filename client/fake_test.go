@@ -51,8 +51,8 @@ func (f *fakeResident) send(body string) {
 }
 
 func TestPullProgressEvents(t *testing.T) {
-	var got []protocol.PullProgress
-	c, fake := newFake(t, client.Options{OnPullProgress: func(p protocol.PullProgress) { got = append(got, p) }})
+	events := make(chan protocol.PullProgress, 8)
+	c, fake := newFake(t, client.Options{OnPullProgress: func(p protocol.PullProgress) { events <- p }})
 	go func() {
 		id, method := fake.request()
 		if method != protocol.MethodSandboxCreate {
@@ -71,8 +71,10 @@ func TestPullProgressEvents(t *testing.T) {
 		{Image: "alpine:3.20", Status: "Pulling from library/alpine"},
 		{Image: "alpine:3.20", Status: "0123456789ab: Downloading", Current: 512, Total: 1024},
 	}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("events %+v", got)
+	for _, w := range want {
+		if got := <-events; got != w {
+			t.Fatalf("event %+v, want %+v", got, w)
+		}
 	}
 }
 

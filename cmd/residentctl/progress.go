@@ -23,6 +23,7 @@ type pullProgress struct {
 	layers   map[string]*layer
 	seen     map[string]bool // plain mode: status lines already printed
 	drawn    bool
+	finished bool // done was called; late events are dropped
 	lastDraw time.Time
 }
 
@@ -36,11 +37,15 @@ func newPullProgress(w io.Writer) *pullProgress {
 	return &pullProgress{w: w, terminal: ok && isTerminal(f), layers: map[string]*layer{}, seen: map[string]bool{}}
 }
 
-// update is the client's OnPullProgress; it runs on the client's read loop
-// and only formats and writes.
+// update is the client's OnPullProgress. Callbacks run off the call that
+// caused them, so one may come after Create returned and done was called;
+// it is dropped rather than drawn over the command's output.
 func (p *pullProgress) update(pp protocol.PullProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.finished {
+		return
+	}
 	p.image = pp.Image
 	id, status := splitLayer(pp.Status)
 	if !p.terminal {
@@ -77,6 +82,7 @@ func (p *pullProgress) update(pp protocol.PullProgress) {
 func (p *pullProgress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.finished = true
 	if p.drawn {
 		fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.bar())
 		p.drawn = false
