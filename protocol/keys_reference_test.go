@@ -161,4 +161,3 @@ func FuzzCheckKeys(f *testing.F) {
 		checkAgainstReference(t, raw)
 	})
 }
-

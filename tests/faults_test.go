@@ -151,8 +151,6 @@ func goroutineDump(t *testing.T, h *liveHost) string {
 	return h.stderr.String()[before:]
 }
 
-
-
 // Without live-restore, stopping the engine stops every container: the
 // in-flight exec's process really is killed. The host then hears, within
 // the same bound, either transient (the engine went away first) or the

@@ -31,11 +31,11 @@ type helperRun struct {
 	id          string
 	headerTimer *time.Timer
 	headerLate  atomic.Bool
-	hijack client.HijackedResponse
-	stdout *bufio.Reader
-	stderr *lockedBuffer
-	done   chan struct{}
-	close  func()
+	hijack      client.HijackedResponse
+	stdout      *bufio.Reader
+	stderr      *lockedBuffer
+	done        chan struct{}
+	close       func()
 }
 
 func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ...string) (*helperRun, error) {
