@@ -55,6 +55,7 @@ type bench struct {
 	payloadReady bool
 	pyOps        pyResult
 	volumes      []string
+	readVolume   string // the read_file figure's volume, once filled
 }
 
 func (b *bench) scale(full, quick int) int {
@@ -74,7 +75,7 @@ func run() int {
 	quick := flag.Bool("quick", false, "few repetitions and small payloads (CI); asserts nothing about timing")
 	residentBin := flag.String("resident", "", "resident binary to measure (default: build ./cmd/resident, without -race)")
 	busybox := flag.String("busybox", docker.DefaultBusybox, "static busybox to make the sandbox image from")
-	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, local-exec); default all")
+	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, local-exec); with --profile, workloads (ops, exec, read, stream, heap); default all")
 	profileDir := flag.String("profile", "", "instead of the table, serve the session in-process and write pprof profiles of the hot workloads to this directory")
 	flag.Parse()
 
@@ -117,7 +118,7 @@ func run() int {
 		return 1
 	}
 	if *profileDir != "" {
-		if err := b.profile(*profileDir); err != nil {
+		if err := b.profile(*profileDir, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "resident-bench: profile:", err)
 			return 1
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // cmd/resident, over pipes instead of stdio) and records CPU profiles of
 // the per-op, exec and streaming workloads and a heap profile under
 // concurrent streaming, into dir. Read them with `go tool pprof`.
-func (b *bench) profile(dir string) error {
+func (b *bench) profile(dir, only string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -35,6 +36,9 @@ func (b *bench) profile(dir string) error {
 	}
 	defer p.stop()
 	if err := p.initialize(b.installID, map[string]string{"token": "bench-credential-0123456789"}); err != nil {
+		return err
+	}
+	if _, err := b.ensureReadVolume(64 << 20); err != nil {
 		return err
 	}
 	missing := strings.Repeat("0", 63) + "1"
@@ -64,6 +68,9 @@ func (b *bench) profile(dir string) error {
 			}
 			return nil
 		}},
+		{"read", func() error {
+			return p.call("store/read_file", map[string]string{"root": b.readVolume, "path": "big", "stream_id": "profile"}, nil)
+		}},
 		{"stream", func() error {
 			for range 4 {
 				if err := p.exec(b.sandbox, "cat", payloadFile, payloadFile, payloadFile, payloadFile); err != nil {
@@ -73,7 +80,11 @@ func (b *bench) profile(dir string) error {
 			return nil
 		}},
 	}
+	want := func(name string) bool { return only == "" || slices.Contains(strings.Split(only, ","), name) }
 	for _, w := range workloads {
+		if !want(w.name) {
+			continue
+		}
 		f, err := os.Create(filepath.Join(dir, "cpu-"+w.name+".prof"))
 		if err != nil {
 			return err
@@ -87,6 +98,9 @@ func (b *bench) profile(dir string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
+	}
+	if !want("heap") {
+		return nil
 	}
 	// Heap and stacks, taken when half of 100 concurrent streams' output
 	// has arrived: the peak, not the tail.

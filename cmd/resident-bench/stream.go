@@ -31,7 +31,9 @@ func (b *bench) streaming() ([]row, error) {
 	if err := b.makePayload(); err != nil {
 		return nil, err
 	}
-	copies := b.scale(32, 4)
+	// 7 copies, about 57 MB: under the 64 MiB output cap of a stream, past
+	// which the resident counts bytes and drops them.
+	copies := b.scale(7, 4)
 	argv := []string{"cat"}
 	for range copies {
 		argv = append(argv, payloadFile)
@@ -46,7 +48,7 @@ func (b *bench) streaming() ([]row, error) {
 	}
 	runs := b.scale(5, 2)
 	var on, off, raw samples
-	var bytes, chunks int64
+	var bytes, rawBytes, chunks int64
 	var cpu time.Duration
 	for i := range runs + 1 {
 		cpuBefore, _ := cpuTime(b.res.pid)
@@ -67,12 +69,17 @@ func (b *bench) streaming() ([]row, error) {
 		}
 		off = append(off, time.Since(t))
 		t = time.Now()
-		if _, _, err := b.raw.exec(b.sandbox, argv); err != nil {
+		_, n, err := b.raw.exec(b.sandbox, argv)
+		if err != nil {
 			return nil, err
 		}
 		raw = append(raw, time.Since(t))
+		rawBytes = n
 	}
 	on, off, raw = on[1:], off[1:], raw[1:]
+	if bytes != rawBytes {
+		return nil, fmt.Errorf("the resident delivered %d bytes, the engine %d", bytes, rawBytes)
+	}
 	rate := func(s samples) float64 { return mbps(bytes, s.median()) }
 	cpuPerGB := time.Duration(float64(cpu) / float64(int64(runs)*bytes) * 1e9)
 	r := row{figure: fmt.Sprintf("exec output to the host, scrubber on (%d MB, %d KB a chunk; resident CPU %s per GB)", bytes>>20, bytes/max(chunks, 1)>>10, cpuPerGB.Round(time.Millisecond)),
@@ -134,18 +141,7 @@ func (b *bench) streamingRSS() ([]row, error) {
 // started) container mounting the volume.
 func (b *bench) readFile() ([]row, error) {
 	size := b.scale(256, 16) << 20
-	vol := "residentbench-" + b.runID
-	if _, err := b.raw.want("POST", "/volumes/create", map[string]any{"Name": vol, "Labels": map[string]string{
-		"dev.resident.managed": "true", "dev.resident.role": "store", "dev.resident.provider-version": "0.1.0", runLabel: b.runID}}, 201); err != nil {
-		return nil, err
-	}
-	b.volumes = append(b.volumes, vol)
-	mount := []map[string]any{{"Type": "volume", "Source": vol, "Target": "/vol"}}
-	fill, err := b.raw.runContainer(b.image, b.rawLabels(), []string{"sh", "-c", "head -c " + strconv.Itoa(size) + " /dev/urandom > /vol/big"}, mount, true)
-	if err == nil {
-		err = b.raw.wait(fill)
-	}
-	_ = b.raw.remove(fill)
+	vol, err := b.ensureReadVolume(size)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +178,30 @@ func (b *bench) readFile() ([]row, error) {
 	return []row{r}, nil
 }
 
+// ensureReadVolume makes a store volume holding "big", size random bytes.
+func (b *bench) ensureReadVolume(size int) (string, error) {
+	if b.readVolume != "" {
+		return b.readVolume, nil
+	}
+	vol := "residentbench-" + b.runID
+	if _, err := b.raw.want("POST", "/volumes/create", map[string]any{"Name": vol, "Labels": map[string]string{
+		"dev.resident.managed": "true", "dev.resident.role": "store", "dev.resident.provider-version": "0.1.0", runLabel: b.runID}}, 201); err != nil {
+		return "", err
+	}
+	b.volumes = append(b.volumes, vol)
+	mount := []map[string]any{{"Type": "volume", "Source": vol, "Target": "/vol"}}
+	fill, err := b.raw.runContainer(b.image, b.rawLabels(), []string{"sh", "-c", "head -c " + strconv.Itoa(size) + " /dev/urandom > /vol/big"}, mount, true)
+	if err == nil {
+		err = b.raw.wait(fill)
+	}
+	_ = b.raw.remove(fill)
+	if err != nil {
+		return "", err
+	}
+	b.readVolume = vol
+	return vol, nil
+}
+
 // localExec: the local provider's exec of `true` against fork+exec+wait of
 // the same program from Go.
 func (b *bench) localExec() ([]row, error) {
@@ -213,5 +233,5 @@ func (b *bench) localExec() ([]row, error) {
 		return nil, err
 	}
 	return []row{{figure: "extra: local provider exec of `true`", ours: medP99(ours), raw: medP99(raw) + " (os/exec)",
-		ratio: fmt.Sprintf("%.2fx raw, +%s", ratio(ours.median(), raw.median()), us(ours.median()-raw.median())), goal: "(no goal)"}}, nil
+		ratio: fmt.Sprintf("%.2fx raw, %s", ratio(ours.median(), raw.median()), us(ours.median()-raw.median())), goal: "(no goal)"}}, nil
 }
