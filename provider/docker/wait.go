@@ -46,6 +46,9 @@ func (pr *process) wait() (provider.ExitStatus, error) {
 			select {
 			case <-pr.streamDone:
 				timer.Stop()
+				// The exit is a millisecond or so away: poll from 1ms up
+				// rather than sleeping a full back-off step past it.
+				pause = time.Millisecond / 2
 			case <-timer.C:
 			}
 		}
