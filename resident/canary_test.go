@@ -1,18 +1,14 @@
 package resident
 
 import (
-	"bufio"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/resident-dev/resident/hardening"
 	"github.com/resident-dev/resident/protocol"
+
+	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
 // richCanary has every character the encodings treat specially: a slash and
@@ -23,108 +19,6 @@ const richCanary = `rich/Canary&7f3a<9c>21 e5+b8"q\d06`
 // installCanary is a canary that is also a valid install id, so the owner
 // tag value itself carries it into list_owned and read_owner results.
 const installCanary = "Install-Canary-4e8b21d7"
-
-// encodedForms are the texts a leaked secret would show up as: raw, base64
-// at the three byte alignments (the middle that does not depend on the
-// neighbours), URL query/path/userinfo escaping, JSON and Go escaping.
-func encodedForms(secret string) map[string]string {
-	forms := map[string]string{"raw": secret}
-	for pad := range 3 {
-		for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding} {
-			full := enc.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
-			forms[fmt.Sprintf("base64-%s/%d", name, pad)] = full[4 : len(full)-4]
-		}
-	}
-	forms["url-query"] = url.QueryEscape(secret)
-	forms["url-path"] = url.PathEscape(secret)
-	forms["url-userinfo"] = url.UserPassword("u", secret).String()[2:]
-	j, _ := json.Marshal(secret)
-	forms["json"] = string(j[1 : len(j)-1])
-	q := strconv.Quote(secret)
-	forms["go-quoted"] = q[1 : len(q)-1]
-	return forms
-}
-
-// hostView is what a host can see in a stream of frames: the raw text, every
-// string in every message decoded, and every base64 data field decoded.
-func hostView(t *testing.T, raw string) string {
-	t.Helper()
-	var view strings.Builder
-	view.WriteString(raw)
-	fr := protocol.NewFrameReader(strings.NewReader(raw), 1<<30)
-	for {
-		body, err := fr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("stdout does not frame: %v", err)
-		}
-		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			t.Fatalf("a frame is not JSON: %v: %q", err, body)
-		}
-		walkStrings(v, "", &view)
-	}
-	return view.String()
-}
-
-// logView is the same for zap JSON lines.
-func logView(t *testing.T, logs string) string {
-	t.Helper()
-	var view strings.Builder
-	view.WriteString(logs)
-	sc := bufio.NewScanner(strings.NewReader(logs))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var v any
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("a log line is not JSON: %v: %q", err, sc.Text())
-		}
-		walkStrings(v, "", &view)
-	}
-	return view.String()
-}
-
-func walkStrings(v any, key string, out *strings.Builder) {
-	switch t := v.(type) {
-	case string:
-		out.WriteString("\n" + t)
-		if key == "data" {
-			if b, err := base64.StdEncoding.DecodeString(t); err == nil {
-				out.WriteString("\n")
-				out.Write(b)
-			}
-		}
-	case []any:
-		for _, e := range t {
-			walkStrings(e, key, out)
-		}
-	case map[string]any:
-		for k, e := range t {
-			out.WriteString("\n" + k)
-			walkStrings(e, k, out)
-		}
-	}
-}
-
-func assertNoForms(t *testing.T, surface, text string, secrets ...string) {
-	t.Helper()
-	for _, secret := range secrets {
-		for name, form := range encodedForms(secret) {
-			if i := strings.Index(text, form); i >= 0 {
-				t.Errorf("%s: canary %.12q... leaks in %s form: ...%q...", surface, secret, name, text[max(0, i-60):min(len(text), i+len(form)+60)])
-			}
-		}
-	}
-}
-
-func assertMasked(t *testing.T, site, text string) {
-	t.Helper()
-	if !strings.Contains(text, hardening.Mask) {
-		t.Errorf("%s was not exercised: no %s in %q", site, hardening.Mask, text)
-	}
-}
 
 // TestCanaryOnEverySurface plants two canaries (credential values) and
 // drives every surface a byte can leave by: exec output in every encoding,
@@ -150,7 +44,7 @@ func TestCanaryOnEverySurface(t *testing.T) {
 		prefixed := []byte(strings.Repeat("x", pad) + richCanary)
 		lines = append(lines, base64.StdEncoding.EncodeToString(prefixed), base64.RawURLEncoding.EncodeToString(prefixed))
 	}
-	for name, f := range encodedForms(richCanary) {
+	for name, f := range leaktest.Forms(richCanary) {
 		if !strings.HasPrefix(name, "base64") { // those are fragments, not whole encodings
 			lines = append(lines, "<"+f+">")
 		}
@@ -159,11 +53,11 @@ func TestCanaryOnEverySurface(t *testing.T) {
 	h.call(protocol.MethodSandboxExec, execParams(box, "out-many", append([]string{"bytes"}, lines...)...), nil)
 	h.call(protocol.MethodSandboxExec, execParams(box, "err-one", "err", strings.Join(lines, "\n")), nil)
 	for _, id := range []string{"out-one", "out-many"} {
-		assertMasked(t, "exec stdout "+id, h.output(id, "stdout"))
-		assertNoForms(t, "exec stdout "+id, h.output(id, "stdout"), richCanary)
+		leaktest.Masked(t, "exec stdout "+id, h.output(id, "stdout"))
+		leaktest.NoLeak(t, "exec stdout "+id, h.output(id, "stdout"), richCanary)
 	}
-	assertMasked(t, "exec stderr", h.output("err-one", "stderr"))
-	assertNoForms(t, "exec stderr", h.output("err-one", "stderr"), richCanary)
+	leaktest.Masked(t, "exec stderr", h.output("err-one", "stderr"))
+	leaktest.NoLeak(t, "exec stderr", h.output("err-one", "stderr"), richCanary)
 
 	sites := map[string]string{}
 	// A provider error quoting a URL with the token in userinfo and query.
@@ -197,26 +91,26 @@ func TestCanaryOnEverySurface(t *testing.T) {
 	h.done <- nil
 
 	for site, text := range sites {
-		assertMasked(t, site, text)
-		assertNoForms(t, site, text, richCanary, installCanary)
+		leaktest.Masked(t, site, text)
+		leaktest.NoLeak(t, site, text, richCanary, installCanary)
 	}
 	raw := h.rawOutput()
-	assertNoForms(t, "stdout frames", hostView(t, raw), richCanary, installCanary)
+	leaktest.NoLeak(t, "stdout frames", leaktest.FramesView(t, raw), richCanary, installCanary)
 	for _, n := range h.notifications(protocol.NotifyStoreData) {
-		assertMasked(t, "store/data", hostView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(n.Params)+`}`)))))
+		leaktest.Masked(t, "store/data", leaktest.FramesView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(n.Params)+`}`)))))
 	}
 	if notes := h.notifications(protocol.NotifyPullProgress); len(notes) != 1 {
 		t.Errorf("%d pull_progress notifications", len(notes))
 	} else {
-		assertMasked(t, "pull_progress notification", string(notes[0].Params))
-		assertNoForms(t, "pull_progress notification", hostView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(notes[0].Params)+`}`)))), richCanary)
+		leaktest.Masked(t, "pull_progress notification", string(notes[0].Params))
+		leaktest.NoLeak(t, "pull_progress notification", leaktest.FramesView(t, string(protocol.AppendFrame(nil, []byte(`{"params":`+string(notes[0].Params)+`}`)))), richCanary)
 	}
 	logs := h.logs.String()
-	assertNoForms(t, "debug logs", logView(t, logs), richCanary, installCanary)
+	leaktest.NoLeak(t, "debug logs", leaktest.LinesView(t, logs), richCanary, installCanary)
 	for _, want := range []string{"request panicked", "request served"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("debug logs lack %q: the log sites were not exercised", want)
 		}
 	}
-	assertMasked(t, "debug logs", logs)
+	leaktest.Masked(t, "debug logs", logs)
 }

@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"bufio"
 	"encoding/base64"
-	"encoding/json"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +10,8 @@ import (
 
 	"github.com/resident-dev/resident/hardening"
 	"github.com/resident-dev/resident/protocol"
+
+	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
 // Canaries for the real binary. richSecret has every character an encoding
@@ -25,108 +24,6 @@ const (
 	envSecret     = "env-canary-0b7e4f19d2"
 )
 
-// leakForms are the texts a leaked secret would show up as: raw, the stable
-// middle of base64 (standard and URL alphabets) at the three alignments,
-// URL query, path and userinfo escaping, JSON and Go escaping.
-func leakForms(secret string) map[string]string {
-	forms := map[string]string{"raw": secret}
-	for pad := range 3 {
-		for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding} {
-			full := enc.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
-			forms["base64-"+name+"/"+strconv.Itoa(pad)] = full[4 : len(full)-4]
-		}
-	}
-	forms["url-query"] = url.QueryEscape(secret)
-	forms["url-path"] = url.PathEscape(secret)
-	forms["url-userinfo"] = url.UserPassword("u", secret).String()[2:]
-	j, _ := json.Marshal(secret)
-	forms["json"] = string(j[1 : len(j)-1])
-	q := strconv.Quote(secret)
-	forms["go-quoted"] = q[1 : len(q)-1]
-	return forms
-}
-
-func requireNoLeak(t *testing.T, surface, text string, secrets ...string) {
-	t.Helper()
-	for _, secret := range secrets {
-		for name, form := range leakForms(secret) {
-			if i := strings.Index(text, form); i >= 0 {
-				t.Errorf("%s: canary %.10q... leaks in %s form: ...%q...", surface, secret, name, text[max(0, i-60):min(len(text), i+len(form)+60)])
-			}
-		}
-	}
-}
-
-func requireMask(t *testing.T, site, text string) {
-	t.Helper()
-	if !strings.Contains(text, hardening.Mask) {
-		t.Errorf("%s was not exercised: no %s in %q", site, hardening.Mask, text)
-	}
-}
-
-// framesView is everything a host can read on stdout: the raw bytes, every
-// string of every message decoded, and every base64 data field decoded.
-func framesView(t *testing.T, raw string) string {
-	t.Helper()
-	var view strings.Builder
-	view.WriteString(raw)
-	fr := protocol.NewFrameReader(strings.NewReader(raw), 1<<30)
-	for {
-		body, err := fr.Read()
-		if err == io.EOF {
-			return view.String()
-		}
-		if err != nil {
-			t.Fatalf("stdout does not frame: %v", err)
-		}
-		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			t.Fatalf("a frame is not JSON: %v", err)
-		}
-		decodedStrings(v, "", &view)
-	}
-}
-
-// linesView is the same for zap's JSON log lines.
-func linesView(t *testing.T, logs string) string {
-	t.Helper()
-	var view strings.Builder
-	view.WriteString(logs)
-	sc := bufio.NewScanner(strings.NewReader(logs))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var v any
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Errorf("a log line is not JSON: %q", sc.Text())
-			continue
-		}
-		decodedStrings(v, "", &view)
-	}
-	return view.String()
-}
-
-func decodedStrings(v any, key string, out *strings.Builder) {
-	switch t := v.(type) {
-	case string:
-		out.WriteString("\n" + t)
-		if key == "data" {
-			if b, err := base64.StdEncoding.DecodeString(t); err == nil {
-				out.WriteString("\n")
-				out.Write(b)
-			}
-		}
-	case []any:
-		for _, e := range t {
-			decodedStrings(e, key, out)
-		}
-	case map[string]any:
-		for k, e := range t {
-			out.WriteString("\n" + k)
-			decodedStrings(e, k, out)
-		}
-	}
-}
-
 // printForms is an argv that prints every whole encoding of secret, one per
 // line: raw, base64 at three alignments (both alphabets, padded or not),
 // URL, JSON and Go escaped.
@@ -136,7 +33,7 @@ func printForms(secret string) []string {
 		prefixed := []byte(strings.Repeat("x", pad) + secret)
 		argv = append(argv, base64.StdEncoding.EncodeToString(prefixed), base64.RawURLEncoding.EncodeToString(prefixed))
 	}
-	for name, f := range leakForms(secret) {
+	for name, f := range leaktest.Forms(secret) {
 		if !strings.HasPrefix(name, "base64") {
 			argv = append(argv, "<"+f+">")
 		}
@@ -159,11 +56,11 @@ func TestCanaryNeverLeavesTheBinary(t *testing.T) {
 	for _, secret := range []string{richSecret, envSecret} {
 		execID := "forms-" + strconv.Itoa(len(secret))
 		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "argv": printForms(secret)}, nil)
-		requireMask(t, "exec stdout", string(h.out(execID, "stdout")))
+		leaktest.Masked(t, "exec stdout", string(h.out(execID, "stdout")))
 	}
 	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "stderr",
 		"argv": []string{"sh", "-c", `printf '%s\n' "$0" >&2`, richSecret}}, nil)
-	requireMask(t, "exec stderr", string(h.out("stderr", "stderr")))
+	leaktest.Masked(t, "exec stderr", string(h.out("stderr", "stderr")))
 
 	sites := map[string]string{}
 	leakyURL := (&url.URL{Scheme: "https", User: url.UserPassword("bot", richSecret), Host: "registry.example",
@@ -194,18 +91,18 @@ func TestCanaryNeverLeavesTheBinary(t *testing.T) {
 	h.closeAndWait(20 * time.Second)
 
 	for site, text := range sites {
-		requireMask(t, site, text)
-		requireNoLeak(t, site, text, richSecret, installSecret, envSecret)
+		leaktest.Masked(t, site, text)
+		leaktest.NoLeak(t, site, text, richSecret, installSecret, envSecret)
 	}
 	raw := h.rawStdout()
-	view := framesView(t, raw)
-	requireNoLeak(t, "stdout", view, richSecret, installSecret, envSecret)
+	view := leaktest.FramesView(t, raw)
+	leaktest.NoLeak(t, "stdout", view, richSecret, installSecret, envSecret)
 	if !strings.Contains(view, "token="+hardening.Mask+"\nenv="+hardening.Mask) {
 		t.Error("store/data was not exercised: the decoded file is not in the frames, masked")
 	}
 	logs := h.stderr.String()
-	requireNoLeak(t, "stderr logs (debug)", linesView(t, logs), richSecret, installSecret, envSecret)
-	requireMask(t, "stderr logs (debug)", logs)
+	leaktest.NoLeak(t, "stderr logs (debug)", leaktest.LinesView(t, logs), richSecret, installSecret, envSecret)
+	leaktest.Masked(t, "stderr logs (debug)", logs)
 	if !strings.Contains(logs, `"level":"debug"`) {
 		t.Error("no debug line in the logs: the debug level was not exercised")
 	}

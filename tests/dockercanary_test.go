@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/protocol"
+
+	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
 // dockerSecret is lower case so it fits in an image reference; dockerPass
@@ -54,13 +56,13 @@ func TestDockerErrorTextsAreScrubbed(t *testing.T) {
 	h.call(protocol.MethodShutdown, nil, nil)
 	h.closeAndWait(20 * time.Second)
 	for site, text := range sites {
-		requireMask(t, site, text)
-		requireNoLeak(t, site, text, dockerSecret, dockerPass)
+		leaktest.Masked(t, site, text)
+		leaktest.NoLeak(t, site, text, dockerSecret, dockerPass)
 	}
-	requireNoLeak(t, "stdout", framesView(t, h.rawStdout()), dockerSecret, dockerPass)
+	leaktest.NoLeak(t, "stdout", leaktest.FramesView(t, h.rawStdout()), dockerSecret, dockerPass)
 	logs := h.stderr.String()
-	requireNoLeak(t, "stderr logs (debug)", linesView(t, logs), dockerSecret, dockerPass)
-	requireMask(t, "stderr logs", logs)
+	leaktest.NoLeak(t, "stderr logs (debug)", leaktest.LinesView(t, logs), dockerSecret, dockerPass)
+	leaktest.Masked(t, "stderr logs", logs)
 	if !strings.Contains(logs, `"level":"debug"`) {
 		t.Error("no debug line: the debug level was not exercised")
 	}

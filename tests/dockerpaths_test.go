@@ -11,6 +11,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/protocol"
+
+	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
 // removeVolumesLater removes Docker volumes when the test ends (after the
@@ -123,7 +125,7 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		}
 	}
 	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
-	view := framesView(t, h.rawStdout())
+	view := leaktest.FramesView(t, h.rawStdout())
 	if strings.Contains(view, hostSecret) {
 		t.Error("the host canary reached the host")
 	}

@@ -2,11 +2,9 @@ package tests
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -352,36 +350,4 @@ func threads(t *testing.T, pid int) int {
 		}
 	}
 	return 0
-}
-
-// canaryForms are the encodings a secret could leak in: raw, base64 at the
-// three byte alignments (the stable middle of each, so it is found inside a
-// larger base64 text too), URL-escaped (query and path) and JSON-escaped.
-func canaryForms(secret string) map[string]string {
-	forms := map[string]string{"raw": secret}
-	for pad := range 3 {
-		enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
-		// Drop the groups that mix in the padding bytes and the tail.
-		start := 4 * ((pad + 2) / 3)
-		end := len(enc) - 4
-		forms[fmt.Sprintf("base64/%d", pad)] = enc[start:end]
-		raw := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
-		forms[fmt.Sprintf("base64url/%d", pad)] = raw[start : len(raw)-4]
-	}
-	forms["url-query"] = url.QueryEscape(secret)
-	forms["url-path"] = url.PathEscape(secret)
-	j, _ := json.Marshal(secret)
-	forms["json"] = string(j[1 : len(j)-1])
-	return forms
-}
-
-// noCanary fails when any form of secret is in text.
-func noCanary(t *testing.T, surface, text, secret string) {
-	t.Helper()
-	for name, form := range canaryForms(secret) {
-		if strings.Contains(text, form) {
-			i := strings.Index(text, form)
-			t.Errorf("canary (%s form %q) found in %s: ...%s...", name, form, surface, text[max(0, i-80):min(len(text), i+len(form)+80)])
-		}
-	}
 }

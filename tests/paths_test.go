@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/protocol"
+
+	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
 // hostCanary writes a file on the host, outside any state directory, whose
@@ -104,7 +106,7 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 	t.Logf("swapped link: %d swaps, %d reads succeeded (inside), %d refused", swaps.Load(), ok, refused)
 	h.call(protocol.MethodShutdown, nil, nil)
 	h.closeAndWait(20 * time.Second)
-	if view := framesView(t, h.rawStdout()); strings.Contains(view, canary) {
+	if view := leaktest.FramesView(t, h.rawStdout()); strings.Contains(view, canary) {
 		t.Fatal("the host canary reached the host through a store op")
 	}
 	if strings.Contains(h.stderr.String(), canary) {
@@ -152,7 +154,7 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(framesView(t, h.rawStdout()), canary) {
+	if strings.Contains(leaktest.FramesView(t, h.rawStdout()), canary) {
 		t.Fatal("the host canary reached the host")
 	}
 }
