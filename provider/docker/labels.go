@@ -2,7 +2,6 @@ package docker
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,9 +113,18 @@ func roleFilter(role string) client.Filters {
 	return client.Filters{}.Add("label", LabelManaged+"=true", LabelRole+"="+role)
 }
 
-var containerID = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // validID accepts only full container ids. Docker would also resolve names
 // and id prefixes; refusing them means a sandbox id names exactly one
 // container, never whichever one a prefix happens to match.
-func validID(id string) bool { return containerID.MatchString(id) }
+// A loop, not a regexp: `[0-9a-f]{64}` compiles into 64 states at init.
+func validID(id string) bool {
+	if len(id) != 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
