@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/moby/moby/api/types/registry"
+	"github.com/moby/moby/client"
+	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
 )
@@ -21,8 +23,25 @@ const CredentialDockerConfig = "docker_auth_config"
 // registryAuth is the parsed "auths" of a Docker config, by registry host.
 type registryAuth map[string]registry.AuthConfig
 
-// ApplyAuth takes registry credentials for image pulls.
-func (p *Provider) ApplyAuth(_ context.Context, creds map[string]string) error {
+// ApplyAuth takes registry credentials for image pulls, then pings the
+// engine (negotiating the API version), so initialize fails at once, as
+// transient, when no engine answers, instead of the host meeting that on
+// its first call. Bad credentials are refused before the engine is asked.
+func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error {
+	if err := p.applyRegistryAuth(creds); err != nil {
+		return err
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	ping, err := p.cli.Ping(cctx, client.PingOptions{NegotiateAPIVersion: true})
+	if err != nil {
+		return classify(cctx, "docker engine at "+p.cli.DaemonHost(), err)
+	}
+	p.log.Info("engine answered", zap.String("host", p.cli.DaemonHost()), zap.String("api_version", p.cli.ClientVersion()), zap.String("engine_api_version", ping.APIVersion), zap.String("os", ping.OSType))
+	return nil
+}
+
+func (p *Provider) applyRegistryAuth(creds map[string]string) error {
 	raw, ok := creds[CredentialDockerConfig]
 	if !ok {
 		return nil

@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/moby/moby/api/types/registry"
+	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 func TestApplyAuthPicksTheRegistry(t *testing.T) {
@@ -17,7 +19,7 @@ func TestApplyAuthPicksTheRegistry(t *testing.T) {
 	cfg := `{"auths":{"https://index.docker.io/v1/":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("hub-user:hub-pass")) + `"},
 		"registry.example.com:5000":{"username":"u","password":"p"},
 		"ghcr.io":{"identitytoken":"tok"}}}`
-	if err := p.ApplyAuth(context.Background(), map[string]string{CredentialDockerConfig: cfg, "unrelated": "x"}); err != nil {
+	if err := p.applyRegistryAuth(map[string]string{CredentialDockerConfig: cfg, "unrelated": "x"}); err != nil {
 		t.Fatal(err)
 	}
 	decode := func(domain string) registry.AuthConfig {
@@ -45,5 +47,34 @@ func TestApplyAuthPicksTheRegistry(t *testing.T) {
 	err := p.ApplyAuth(context.Background(), map[string]string{CredentialDockerConfig: "not json secret-value-123"})
 	if protocol.KindOf(err) != protocol.KindInvalidRequest || strings.Contains(err.Error(), "secret-value-123") {
 		t.Fatalf("bad config: %v", err)
+	}
+}
+
+// A dead engine fails initialize at once, as transient, naming where it
+// looked; bad credentials are refused before the engine is asked at all.
+func TestApplyAuthPingsTheEngine(t *testing.T) {
+	sock := "unix://" + t.TempDir() + "/no-engine.sock"
+	p, err := newProvider(provider.Config{}, client.WithHost(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	err = p.ApplyAuth(context.Background(), nil)
+	if protocol.KindOf(err) != protocol.KindTransient || !strings.Contains(err.Error(), sock) {
+		t.Fatalf("no engine: got %v, want transient naming %s", err, sock)
+	}
+	err = p.ApplyAuth(context.Background(), map[string]string{CredentialDockerConfig: "{"})
+	if protocol.KindOf(err) != protocol.KindInvalidRequest {
+		t.Fatalf("bad credentials with no engine: got %v, want invalid_request", err)
+	}
+
+	needEngine(t)
+	live, err := newProvider(provider.Config{}, client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	if err := live.ApplyAuth(context.Background(), nil); err != nil {
+		t.Fatalf("live engine: %v", err)
 	}
 }

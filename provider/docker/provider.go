@@ -72,8 +72,8 @@ var defaultTiming = timing{
 
 // New builds a provider for the engine the usual Docker environment names
 // (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, DOCKER_API_VERSION). It
-// does not contact the engine; the first call does, negotiating the API
-// version down to the engine's (1.40 at the oldest).
+// does not contact the engine; ApplyAuth (initialize) does, negotiating the
+// API version down to the engine's (1.40 at the oldest).
 func New(cfg provider.Config) (provider.Provider, error) {
 	return newProvider(cfg, client.FromEnv)
 }
