@@ -67,6 +67,25 @@ func spawnResident(bin, providerName, stateDir string) (*residentProc, error) {
 	return newResidentProc(cmd.Process.Pid, in, out, cmd.Wait, func() { _ = cmd.Process.Kill() }), nil
 }
 
+// spawnEcho starts the process-hop floor (internal/echo) as a host would
+// start a resident.
+func spawnEcho(bin string) (*residentProc, error) {
+	cmd := exec.Command(bin)
+	cmd.Stderr = io.Discard
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return newResidentProc(cmd.Process.Pid, in, out, cmd.Wait, func() { _ = cmd.Process.Kill() }), nil
+}
+
 func newResidentProc(pid int, in io.WriteCloser, out io.Reader, wait func() error, kill func()) *residentProc {
 	p := &residentProc{pid: pid, in: in, wait: wait, kill: kill, waiting: map[int64]chan response{}, readErr: make(chan error, 1)}
 	go p.readLoop(protocol.NewFrameReader(out, 1<<30))

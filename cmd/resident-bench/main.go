@@ -43,6 +43,7 @@ type bench struct {
 	quick        bool
 	bin          string // the resident binary
 	rawPing      string // the minimal Go program that pings the engine
+	echo         string // a child that answers every frame at once: the process-hop floor
 	image        string
 	stateDir     string
 	runID        string
@@ -157,12 +158,12 @@ func (b *bench) setup(tmp, residentBin, busybox string) error {
 			return fmt.Errorf("go build ./cmd/resident: %w", err)
 		}
 	}
-	b.rawPing = filepath.Join(tmp, "rawping")
-	build := exec.Command("go", "build", "-o", b.rawPing, "./cmd/resident-bench/internal/rawping")
+	b.rawPing, b.echo = filepath.Join(tmp, "rawping"), filepath.Join(tmp, "echo")
+	build := exec.Command("go", "build", "-o", tmp, "./cmd/resident-bench/internal/rawping", "./cmd/resident-bench/internal/echo")
 	build.Dir = moduleRoot()
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build rawping: %w", err)
+		return fmt.Errorf("go build rawping echo: %w", err)
 	}
 	cli, err := client.New(client.FromEnv)
 	if err != nil {

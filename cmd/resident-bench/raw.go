@@ -141,7 +141,13 @@ func (r *rawClient) wait(id string) error {
 // exec is exec create, a hijacked start read to EOF (demultiplexed, payload
 // counted), and one inspect for the exit code.
 func (r *rawClient) exec(id string, argv []string) (exit int, payload int64, err error) {
-	data, err := r.want("POST", "/containers/"+id+"/exec", map[string]any{"Cmd": argv, "AttachStdout": true, "AttachStderr": true}, 201)
+	return r.execAttached(id, argv, false)
+}
+
+// execAttached is exec with the exec's stdin attached and held open until
+// the stream ends, as the docker provider holds the keeper's control stream.
+func (r *rawClient) execAttached(id string, argv []string, stdin bool) (exit int, payload int64, err error) {
+	data, err := r.want("POST", "/containers/"+id+"/exec", map[string]any{"Cmd": argv, "AttachStdin": stdin, "AttachStdout": true, "AttachStderr": true}, 201)
 	if err != nil {
 		return 0, 0, err
 	}

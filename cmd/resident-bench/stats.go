@@ -77,22 +77,23 @@ func interleaved(n int, a, b func() error) (samples, samples, error) {
 	return dropWarmup(sa), dropWarmup(sb), nil
 }
 
-// interleaved3 is interleaved for three functions.
-func interleaved3(n int, a, b, c func() error) (samples, samples, samples, error) {
-	var sa, sb, sc samples
+// interleavedN is interleaved for any number of functions: round after
+// round, each runs once in turn.
+func interleavedN(n int, fns ...func() error) ([]samples, error) {
+	out := make([]samples, len(fns))
 	for range n + max(1, n/10) {
-		for _, f := range []struct {
-			fn  func() error
-			out *samples
-		}{{a, &sa}, {b, &sb}, {c, &sc}} {
+		for i, fn := range fns {
 			start := time.Now()
-			if err := f.fn(); err != nil {
-				return nil, nil, nil, err
+			if err := fn(); err != nil {
+				return nil, err
 			}
-			*f.out = append(*f.out, time.Since(start))
+			out[i] = append(out[i], time.Since(start))
 		}
 	}
-	return dropWarmup(sa), dropWarmup(sb), dropWarmup(sc), nil
+	for i := range out {
+		out[i] = dropWarmup(out[i])
+	}
+	return out, nil
 }
 
 // row is one line of the table.
