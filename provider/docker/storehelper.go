@@ -39,23 +39,35 @@ type helperRun struct {
 }
 
 func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ...string) (*helperRun, error) {
+	id, err := p.createStoreHelper(ctx, volume, path, args...)
+	if err != nil {
+		return nil, err
+	}
+	return p.startStoreHelper(ctx, id)
+}
+
+// createStoreHelper checks the volume and the path and creates the helper
+// container, not yet started: ReadFile first tries to read through the
+// archive API from it as it is (storearchive.go). The caller owns the
+// container: it starts it (startStoreHelper) or removes it (removeHelper).
+func (p *Provider) createStoreHelper(ctx context.Context, volume, path string, args ...string) (string, error) {
 	if !volumeName.MatchString(volume) {
-		return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume name %q is not valid", volume)
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "volume name %q is not valid", volume)
 	}
 	if strings.ContainsRune(path, 0) || dotDot(path) {
-		return nil, protocol.Errorf(protocol.KindInvalidRequest, "path %q: '..' and NUL are not allowed in store paths", path)
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "path %q: '..' and NUL are not allowed in store paths", path)
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	v, err := p.cli.VolumeInspect(cctx, volume, client.VolumeInspectOptions{})
 	if cerrdefs.IsNotFound(err) || (err == nil && !isManaged(v.Volume.Labels, RoleStore)) {
-		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", volume)
+		return "", protocol.Errorf(protocol.KindNotFound, "volume %q not found", volume)
 	} else if err != nil {
-		return nil, classify(cctx, "volume inspect", err)
+		return "", classify(cctx, "volume inspect", err)
 	}
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	pids, mem := int64(32), int64(64<<20)
 	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
@@ -71,15 +83,23 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 		},
 	})
 	if err != nil {
-		return nil, classify(cctx, "store helper create", err)
+		return "", classify(cctx, "store helper create", err)
 	}
+	return created.ID, nil
+}
+
+// startStoreHelper attaches to a created helper and starts it. On error
+// the container is gone.
+func (p *Provider) startStoreHelper(ctx context.Context, id string) (*helperRun, error) {
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
 	// Attach before start, so not a byte of output is missed.
-	att, err := p.cli.ContainerAttach(cctx, created.ID, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	att, err := p.cli.ContainerAttach(cctx, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {
-		p.removeHelper(created.ID)
+		p.removeHelper(id)
 		return nil, classify(cctx, "store helper attach", err)
 	}
-	run := &helperRun{id: created.ID, hijack: att.HijackedResponse, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	run := &helperRun{id: id, hijack: att.HijackedResponse, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	run.stdout = bufio.NewReaderSize(pr, keeperproto.MaxStatusLine)
 	go func() {
@@ -91,7 +111,7 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 		att.Close()
 		pr.Close()
 		<-run.done
-		p.removeHelper(created.ID)
+		p.removeHelper(id)
 	})
 	// The request's end (host cancel, shutdown, expiry) closes the helper,
 	// so a read blocked on its stream (an engine frozen mid-read) returns
@@ -108,7 +128,7 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 		run.headerLate.Store(true)
 		release()
 	})
-	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := p.cli.ContainerStart(cctx, id, client.ContainerStartOptions{}); err != nil {
 		run.Close()
 		return nil, classify(cctx, "store helper start", err)
 	}

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -95,10 +96,25 @@ func (p *Provider) ListDir(ctx context.Context, root, path string, limit int) ([
 }
 
 // ReadFile streams one regular file of a store volume. The bytes flow from
-// the helper container as the reader asks for them; nothing is buffered
-// whole. A read that ends short of the announced size is an error.
+// the engine as the reader asks for them; nothing is buffered whole. A read
+// that ends short of the announced size is an error. A plain file is read
+// through the archive API from a helper that is never started
+// (storearchive.go); every other path is resolved and read by the keeper in
+// that same helper, started.
 func (p *Provider) ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error) {
-	run, err := p.storeHelper(ctx, root, path, keeperproto.CmdCat, "--", path)
+	id, err := p.createStoreHelper(ctx, root, path, keeperproto.CmdCat, "--", path)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := p.readFileArchive(ctx, id, path)
+	switch {
+	case err == nil:
+		return rc, nil
+	case !errors.Is(err, errUseKeeper):
+		p.removeHelper(id)
+		return nil, err
+	}
+	run, err := p.startStoreHelper(ctx, id)
 	if err != nil {
 		return nil, err
 	}
