@@ -64,6 +64,12 @@ func (p *Provider) readFileArchive(ctx context.Context, id, storePath string) (i
 	if err != nil {
 		return nil, err
 	}
+	return p.openArchive(ctx, id, rel, want)
+}
+
+// openArchive streams rel's bytes out of the archive API when the engine
+// still describes it as want; errUseKeeper when it does not.
+func (p *Provider) openArchive(ctx context.Context, id, rel string, want container.PathStat) (io.ReadCloser, error) {
 	streamCtx, cancelStream := context.WithCancelCause(ctx)
 	// The answer's headers, and the tar header that comes with them, are
 	// bounded like a control call; the bytes after that are not (a large
@@ -101,7 +107,7 @@ func (p *Provider) readFileArchive(ctx context.Context, id, storePath string) (i
 		res.Content.Close()
 		return nil, classify(streamCtx, "store archive", context.Cause(streamCtx))
 	}
-	f := &archiveFile{tar: tr, left: hdr.Size}
+	f := &archiveFile{helperID: id, tar: tr, left: hdr.Size}
 	release := sync.OnceFunc(func() {
 		cancelStream(errArchiveClosed)
 		res.Content.Close()
@@ -178,9 +184,10 @@ func sameFile(got, want container.PathStat) bool {
 // archiveFile returns the bytes of the archive's one regular file, exactly
 // as many as its tar header announced, then io.EOF.
 type archiveFile struct {
-	tar   *tar.Reader
-	left  int64
-	close func()
+	helperID string
+	tar      *tar.Reader
+	left     int64
+	close    func()
 }
 
 func (f *archiveFile) Read(b []byte) (int, error) {

@@ -114,6 +114,12 @@ func (p *Provider) ReadFile(ctx context.Context, root, path string) (io.ReadClos
 		p.removeHelper(id)
 		return nil, err
 	}
+	return p.readFileKeeper(ctx, id, root, path)
+}
+
+// readFileKeeper starts the created helper id, whose keeper opens the path
+// with os.Root and answers a header line, then the bytes.
+func (p *Provider) readFileKeeper(ctx context.Context, id, root, path string) (io.ReadCloser, error) {
 	run, err := p.startStoreHelper(ctx, id)
 	if err != nil {
 		return nil, err
