@@ -94,7 +94,10 @@
 // removed when done) that resolves paths with os.Root: ".." and symlinks out
 // of the volume are refused (invalid_request), a symlink is listed as one.
 // list_dir reads at most limit+1 entries, in directory order; read_file
-// streams, never holding a file whole.
+// streams, never holding a file whole. A read_file whose path the engine
+// reports as plain directories ending in a regular file (no symlink) is read
+// through the archive API from that helper, created and never started
+// (storearchive.go); the answers are the keeper's either way.
 //
 // # Ownership and labels
 //

@@ -47,6 +47,16 @@ import (
 // lstat at read time) narrows it further: it refuses any file but one whose
 // metadata the sandbox could copy onto the file it swapped out, which leaves
 // the empty files and the keeper binary.
+//
+// While it streams an archive, the engine holds the helper container's
+// lock: anything else asked of that container (inspect, start, remove)
+// waits until the stream ends, which is why every path below ends the
+// stream before it removes or starts the helper.
+
+// maxWalk is the deepest path the archive path walks: each component is one
+// stat, a few milliseconds of the engine mounting the helper's root, and
+// past this many, starting the keeper costs less.
+const maxWalk = 16
 
 // errUseKeeper says the fast path does not apply: read through the keeper.
 var errUseKeeper = errors.New("store read_file: not a plain regular file for the archive path")
@@ -132,10 +142,10 @@ var errArchiveClosed = errors.New("store archive closed")
 // file, none of them a symlink (the engine's stat does not follow the last
 // component, and walking every prefix makes each one the last once).
 func (p *Provider) walkPlain(ctx context.Context, id, rel string) (container.PathStat, error) {
-	if rel == "" {
+	parts := strings.Split(rel, "/")
+	if rel == "" || len(parts) > maxWalk {
 		return container.PathStat{}, errUseKeeper
 	}
-	parts := strings.Split(rel, "/")
 	at := keeperproto.StoreRoot
 	for i, part := range parts {
 		at += "/" + part

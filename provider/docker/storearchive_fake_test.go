@@ -145,6 +145,13 @@ func TestStoreArchiveFallsBackOnWhatIsNotOnePlainFile(t *testing.T) {
 		}
 	}
 
+	// A path deeper than maxWalk goes to the keeper without a stat (one
+	// would hang here and come back transient).
+	deep := strings.Repeat("d/", maxWalk) + "f"
+	if _, err := (&fakeArchiveEngine{statHang: true}).provider(t).readFileArchive(testCtx(t), fakeHelperID, deep); !errors.Is(err, errUseKeeper) {
+		t.Errorf("a path of %d components: %v, want errUseKeeper", maxWalk+1, err)
+	}
+
 	e := &fakeArchiveEngine{stats: map[string]container.PathStat{"/v/d": fakeDir, "/v/d/f": fakeFile}, archive: answer(fakeFile, tarOf(file))}
 	p := e.provider(t)
 	rc, err := p.readFileArchive(testCtx(t), fakeHelperID, "/d/./f/")
