@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -330,4 +331,34 @@ func tarReaderAtEntry(t *testing.T, archive []byte) *tar.Reader {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// A file that changed between the walk and the read (here: a walk result
+// one nanosecond off) goes to the keeper in the same helper, whose archive
+// stream, opened and abandoned, must not hold the container: the engine
+// locks it while it streams.
+func TestStoreArchiveAbandonedStreamLetsTheKeeperStart(t *testing.T) {
+	p, _ := newTestProvider(t)
+	vol := runID + "-changed"
+	data := randomText(24 << 20)
+	seedVolume(t, p, vol, map[string]string{"big": data})
+	id, err := p.createStoreHelper(testCtx(t), vol, "big", "cat", "--", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.walkPlain(testCtx(t), id, "big")
+	if err != nil {
+		p.removeHelper(id)
+		t.Fatal(err)
+	}
+	want.Mtime = want.Mtime.Add(time.Nanosecond)
+	if _, err := p.openArchive(testCtx(t), id, "big", want); !errors.Is(err, errUseKeeper) {
+		p.removeHelper(id)
+		t.Fatalf("a changed file: %v, want errUseKeeper", err)
+	}
+	got, err, fast := readVia(t, func() (io.ReadCloser, error) { return p.readFileKeeper(testCtx(t), id, vol, "big") })
+	if err != nil || fast || got != data {
+		t.Fatalf("the keeper after an abandoned archive: %d bytes, %v, archive path %v", len(got), err, fast)
+	}
+	awaitHelperGone(t, p, id)
 }
