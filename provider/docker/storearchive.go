@@ -21,15 +21,16 @@ import (
 // The archive fast path of ReadFile. A started helper streams the file
 // through its attach stream, which the engine copies between processes and
 // frames; the engine's archive endpoint reads the file itself, from a
-// helper container that is created and never started, at 3x the rate. It
-// resolves paths its own way, though: symlinks are followed in the scope of
+// helper container that is created and never started, as fast as any
+// client of that endpoint can (a started helper reached a third of that).
+// It resolves paths its own way, though: symlinks are followed in the scope of
 // the container's root, not of the volume. So it is used only for a path
 // the engine reports, one component at a time, as plain directories ending
 // in a regular file, and whose file the archive stream describes exactly
 // as the walk saw it. Anything else (a symlink anywhere, a directory, a
 // FIFO, a missing path, a file that changed meanwhile, an engine error)
 // falls back to starting the same container, whose keeper resolves the
-// path with os.Root and gives today's answers, errors included.
+// path with os.Root and gives the answers it always gave, errors included.
 //
 // The window that remains: a sandbox mounting the same volume swaps a
 // directory on the path for a symlink between the walk and the read. The
