@@ -14,7 +14,6 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
@@ -190,46 +189,4 @@ func archiveErr(ctx context.Context, what string, err error) error {
 // found: a regular file with the same size, mode and modification time.
 func sameFile(got, want container.PathStat) bool {
 	return got.Mode.IsRegular() && got.Mode == want.Mode && got.Size == want.Size && got.Mtime.Equal(want.Mtime)
-}
-
-// archiveFile returns the bytes of the archive's one regular file, exactly
-// as many as its tar header announced, then io.EOF.
-type archiveFile struct {
-	helperID string
-	tar      *tar.Reader
-	left     int64
-	close    func()
-}
-
-func (f *archiveFile) Read(b []byte) (int, error) {
-	if f.left <= 0 {
-		return 0, f.end()
-	}
-	if int64(len(b)) > f.left {
-		b = b[:f.left]
-	}
-	n, err := f.tar.Read(b)
-	f.left -= int64(n)
-	if errors.Is(err, io.ErrUnexpectedEOF) || (err == io.EOF && f.left > 0) {
-		return n, protocol.Errorf(protocol.KindTransient, "read_file: stream ended %d bytes early (file changed or unreadable)", f.left)
-	}
-	if err == io.EOF {
-		err = nil // the next Read checks what follows the file
-	}
-	return n, err
-}
-
-// end checks that nothing follows the file in the archive: the engine
-// sends one entry for one file, and a second would mean the stream is not
-// what this reader takes it for.
-func (f *archiveFile) end() error {
-	if _, err := f.tar.Next(); err == nil {
-		return protocol.Errorf(protocol.KindInternal, "read_file: the engine's archive holds more than the file")
-	}
-	return io.EOF
-}
-
-func (f *archiveFile) Close() error {
-	f.close()
-	return nil
 }

@@ -1,15 +1,11 @@
 package docker
 
 import (
-	"archive/tar"
 	"bytes"
-	"context"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/moby/moby/client"
 
@@ -166,105 +162,6 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// The request's end (the host's $/cancelRequest) in the middle of a read
-// ends the stream and removes the helper; so does closing the reader early.
-func TestStoreArchiveCancelAndCloseRemoveTheHelper(t *testing.T) {
-	p, _ := newTestProvider(t)
-	vol := runID + "-cancel"
-	const size = 24 << 20
-	seedVolume(t, p, vol, map[string]string{"big": randomText(size)})
-
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	rc, err := p.ReadFile(ctx, vol, "big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	af, ok := rc.(*archiveFile)
-	if !ok {
-		t.Fatalf("took the keeper path (%T)", rc)
-	}
-	if _, err := io.ReadFull(rc, make([]byte, 4096)); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	awaitHelperGone(t, p, af.helperID)
-	n, err := io.Copy(io.Discard, rc)
-	if err == nil || n+4096 >= size {
-		t.Fatalf("after the cancel the read went on: %d more bytes, %v", n, err)
-	}
-
-	rc, err = p.ReadFile(testCtx(t), vol, "big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(rc, make([]byte, 4096)); err != nil {
-		t.Fatal(err)
-	}
-	rc.Close()
-	if st := helperState(t, p, rc.(*archiveFile).helperID); st != "gone" {
-		t.Fatalf("helper is %q after an early Close", st)
-	}
-}
-
-// awaitHelperGone waits until the engine no longer has the container.
-func awaitHelperGone(t *testing.T, p *Provider, id string) {
-	t.Helper()
-	for range 300 {
-		if helperState(t, p, id) == "gone" {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("helper %s still there 30s after its read ended", id[:12])
-}
-
-// An engine that freezes mid-read: the request's end still ends the read,
-// and the helper goes once the engine moves again.
-func TestStoreArchiveFrozenEngineMidRead(t *testing.T) {
-	needEngine(t)
-	px := startProxy(t)
-	p, _ := newTestProvider(t, px.host())
-	p.timing.api = 5 * time.Second
-	vol := runID + "-archfrozen"
-	seedVolume(t, p, vol, map[string]string{"big": randomText(24 << 20)})
-
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	rc, err := p.ReadFile(ctx, vol, "big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	af, ok := rc.(*archiveFile)
-	if !ok {
-		rc.Close()
-		t.Fatalf("took the keeper path (%T)", rc)
-	}
-	if _, err := io.ReadFull(rc, make([]byte, 4096)); err != nil {
-		t.Fatal(err)
-	}
-	px.setFrozen(true)
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(io.Discard, rc)
-		done <- err
-	}()
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("a cut read reported success")
-		}
-	case <-time.After(20 * time.Second):
-		px.setFrozen(false)
-		t.Fatal("the read still blocks 20s after its request ended, on a frozen engine")
-	}
-	px.setFrozen(false)
-	rc.Close()
-	awaitHelperGone(t, p, af.helperID)
-}
-
 // What the comment in storearchive.go relies on: a created, never-started helper has no hosts,
 // resolv.conf or hostname of the host or of the engine in its root, only
 // the empty files every container gets.
@@ -293,72 +190,4 @@ func TestStoreArchiveHelperRootHoldsNothingOfTheHost(t *testing.T) {
 	if st := helperState(t, p, id); st != "created" {
 		t.Errorf("helper is %q", st)
 	}
-}
-
-// The archive's tar header announces the size: a stream that ends short is
-// transient, and nothing after the file is ever passed on, whatever the
-// reads' sizes.
-func TestArchiveFileChecksWhatTheEngineSent(t *testing.T) {
-	file := tarFile("f", []byte("0123456789"), 0o644)
-	cases := []struct {
-		name     string
-		archive  []byte
-		wantData string
-		wantKind protocol.Kind
-	}{
-		{"one file", tarOf(file), "0123456789", ""},
-		{"no trailer", tarOf(file)[:1024], "0123456789", ""},
-		{"a second entry", tarOf(file, tarFile("g", []byte("SECRET"), 0o644)), "0123456789", protocol.KindInternal},
-		{"cut in the file", tarOf(file)[:512+4], "0123", protocol.KindTransient},
-		{"cut after the header", tarOf(file)[:512], "", protocol.KindTransient},
-	}
-	for _, c := range cases {
-		for _, chunk := range []int{1, 3, 64 << 10} {
-			f := &archiveFile{tar: tarReaderAtEntry(t, c.archive), left: 10, close: func() {}}
-			var got bytes.Buffer
-			_, err := io.CopyBuffer(&got, struct{ io.Reader }{f}, make([]byte, chunk))
-			if got.String() != c.wantData || protocol.KindOf(err) != c.wantKind && !(c.wantKind == "" && err == nil) {
-				t.Errorf("%s, %d-byte reads: %q, %v (%s); want %q, kind %q", c.name, chunk, got.String(), err, protocol.KindOf(err), c.wantData, c.wantKind)
-			}
-		}
-	}
-}
-
-func tarReaderAtEntry(t *testing.T, archive []byte) *tar.Reader {
-	t.Helper()
-	tr := tar.NewReader(bytes.NewReader(archive))
-	if _, err := tr.Next(); err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-// A file that changed between the walk and the read (here: a walk result
-// one nanosecond off) goes to the keeper in the same helper, whose archive
-// stream, opened and abandoned, must not hold the container: the engine
-// locks it while it streams.
-func TestStoreArchiveAbandonedStreamLetsTheKeeperStart(t *testing.T) {
-	p, _ := newTestProvider(t)
-	vol := runID + "-changed"
-	data := randomText(24 << 20)
-	seedVolume(t, p, vol, map[string]string{"big": data})
-	id, err := p.createStoreHelper(testCtx(t), vol, "big", "cat", "--", "big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := p.walkPlain(testCtx(t), id, "big")
-	if err != nil {
-		p.removeHelper(id)
-		t.Fatal(err)
-	}
-	want.Mtime = want.Mtime.Add(time.Nanosecond)
-	if _, err := p.openArchive(testCtx(t), id, "big", want); !errors.Is(err, errUseKeeper) {
-		p.removeHelper(id)
-		t.Fatalf("a changed file: %v, want errUseKeeper", err)
-	}
-	got, err, fast := readVia(t, func() (io.ReadCloser, error) { return p.readFileKeeper(testCtx(t), id, vol, "big") })
-	if err != nil || fast || got != data {
-		t.Fatalf("the keeper after an abandoned archive: %d bytes, %v, archive path %v", len(got), err, fast)
-	}
-	awaitHelperGone(t, p, id)
 }
