@@ -5,26 +5,20 @@ package hardening
 type matcher struct {
 	lit *literalIndex // nil when no secrets are registered
 	tok *tokenIndex   // nil when no token patterns are registered
-	// need is how many bytes after a position always suffice to decide
-	// every match there: the longest form or token MaxLen.
-	need int
 }
 
 func newMatcher(lit *literalIndex, tok *tokenIndex) *matcher {
-	m := &matcher{lit: lit, tok: tok}
-	if lit != nil {
-		m.need = lit.maxLen
-	}
-	if tok != nil {
-		m.need = max(m.need, tok.need)
-	}
-	return m
+	return &matcher{lit: lit, tok: tok}
 }
 
-// scratch holds the slices a scan appends to, so a Stream can reuse them.
+// scratch holds the slices a scan appends to, so a Stream can reuse them,
+// and what a Stream remembers between scans of the same bytes.
 type scratch struct {
 	lit, tok, merged []span
 	lanes            [4][]span
+	base             int64 // stream offset of the data being scanned
+	wait             tokenWait
+	live             liveScratch
 }
 
 // find returns the disjoint, sorted spans to mask in data[:cut], cut, and
@@ -48,7 +42,7 @@ func (m *matcher) find(data []byte, final bool, carry int, sc *scratch) (spans [
 	cut = len(data)
 	tok, lit := sc.tok[:0], sc.lit[:0]
 	if m.tok != nil {
-		tok, cut = m.tok.scan(data, final, tok, &sc.lanes)
+		tok, cut = m.tok.scan(data, final, tok, sc)
 	}
 	if m.lit != nil {
 		var litCut int

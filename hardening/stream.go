@@ -23,6 +23,7 @@ type Stream struct {
 	pending []byte // held-back raw bytes, never emitted yet
 	carry   int    // leading pending bytes inside a Mask already emitted
 	out     []byte // reused rendering buffer
+	offset  int64  // stream offset of pending[0]: bytes settled so far
 	sc      scratch
 	err     error // first error from emit; the stream is dead after it
 }
@@ -41,48 +42,57 @@ func (st *Stream) Write(p []byte) (int, error) {
 	if st.err != nil {
 		return 0, st.err
 	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if len(st.pending) == 0 {
-		// Common case: nothing held back, scan the caller's bytes in
-		// place and copy only the (short) tail that must wait.
-		return len(p), st.writeInPlace(p)
-	}
-	lp := len(st.pending)
-	seam := st.s.cur.Load().need + 1
-	if len(p) <= 2*seam {
-		st.pending = append(st.pending, p...)
+	n := len(p)
+	// Held-back bytes are settled with as few of p's bytes as decide them,
+	// so a write behind a few held-back bytes copies a few hundred bytes,
+	// not the whole of p; the rest of p is scanned in place. The step
+	// doubles while the held-back bytes stay undecided (a long token still
+	// arriving), which keeps the rescanning linear.
+	step := max(len(st.pending), settleStep)
+	for len(st.pending) > 0 && len(p) > 0 {
+		lp := len(st.pending)
+		k := min(len(p), step)
+		st.pending = append(st.pending, p[:k]...)
 		cut := st.process(st.pending, false)
+		if st.err != nil {
+			return n, st.err
+		}
+		if cut >= lp {
+			st.pending = st.pending[:0]
+			p = p[cut-lp:]
+			break
+		}
 		st.pending = st.pending[:copy(st.pending, st.pending[cut:])]
-		return len(p), st.err
+		p = p[k:]
+		step *= 2
 	}
-	// A large write after held-back bytes: settle the held-back bytes with
-	// just enough of p to decide them, then go on in place in p, rather
-	// than copying all of p behind them.
-	st.pending = append(st.pending, p[:seam]...)
-	cut := st.process(st.pending, false)
-	if st.err != nil {
-		return len(p), st.err
+	if len(p) > 0 {
+		// Nothing held back: scan the caller's bytes in place and copy
+		// only the tail that must wait.
+		cut := st.process(p, false)
+		st.pending = append(st.pending[:0], p[cut:]...)
 	}
-	if cut < lp {
-		// Only if a longer secret was added meanwhile: fall back to
-		// copying.
-		st.pending = append(st.pending[:copy(st.pending, st.pending[cut:])], p[seam:]...)
-		cut = st.process(st.pending, false)
-		st.pending = st.pending[:copy(st.pending, st.pending[cut:])]
-		return len(p), st.err
-	}
-	st.pending = st.pending[:0]
-	return len(p), st.writeInPlace(p[cut-lp:])
+	st.release()
+	return n, st.err
 }
 
-// writeInPlace processes p with nothing held back and keeps its undecided
-// tail.
-func (st *Stream) writeInPlace(p []byte) error {
-	cut := st.process(p, false)
-	st.pending = append(st.pending[:0], p[cut:]...)
-	return st.err
+// settleStep is the first slice of a write used to settle held-back bytes:
+// enough for the usual partial prefix of a secret or token.
+const settleStep = 512
+
+// keepBytes bounds the buffers a Stream keeps between writes. A long token
+// or a masked chunk may grow them; once that is over, they are let go, so
+// that a hundred quiet streams do not each pin the largest chunk they saw.
+const keepBytes = 4 << 10
+
+// release drops buffers that grew past keepBytes and are mostly unused.
+func (st *Stream) release() {
+	if cap(st.pending) > keepBytes && len(st.pending) <= cap(st.pending)/4 {
+		st.pending = append([]byte(nil), st.pending...)
+	}
+	if cap(st.out) > keepBytes {
+		st.out = nil
+	}
 }
 
 // Flush emits everything held back, scrubbed as the end of the stream. The
@@ -107,8 +117,10 @@ func (st *Stream) process(data []byte, final bool) int {
 	m := st.s.cur.Load()
 	cut, spans, open := len(data), []span(nil), 0
 	if m.lit != nil || m.tok != nil || st.carry > 0 {
+		st.sc.base = st.offset
 		spans, cut, open = m.find(data, final, st.carry, &st.sc)
 	}
+	st.offset += int64(cut)
 	chunk := data[:cut]
 	if len(spans) > 0 {
 		st.out = render(st.out[:0], chunk, spans, st.carry > 0)

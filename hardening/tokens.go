@@ -34,6 +34,7 @@ func (p TokenPattern) validate() error {
 // stream was split, and a stream knows exactly when it may stop waiting.
 type tokenRule struct {
 	re     *regexp.Regexp
+	live   liveProg // the same regex, asked whether a hit is decided early
 	maxLen int
 }
 
@@ -63,7 +64,8 @@ func buildTokens(patterns []TokenPattern) *tokenIndex {
 	byLit := map[string]int{}
 	tx := &tokenIndex{}
 	for _, p := range patterns {
-		rule := tokenRule{re: regexp.MustCompile(`^(?:` + p.Regexp.String() + `)`), maxLen: p.MaxLen}
+		expr := `^(?:` + p.Regexp.String() + `)`
+		rule := tokenRule{re: regexp.MustCompile(expr), live: compileLive(expr), maxLen: p.MaxLen}
 		for _, pre := range p.Prefixes {
 			i, ok := byLit[pre]
 			if !ok {

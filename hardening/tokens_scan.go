@@ -7,14 +7,14 @@ import "bytes"
 // with fewer than its MaxLen of bytes after it, or a prefix cut off by the
 // end of data. Nothing at or after that position is reported. When final,
 // that position is len(data).
-func (tx *tokenIndex) scan(data []byte, final bool, out []span, lanes *[4][]span) ([]span, int) {
+func (tx *tokenIndex) scan(data []byte, final bool, out []span, sc *scratch) ([]span, int) {
 	n, w := len(data), tx.window
 	from := 0
 	if bulk := n - tx.need + 1; bulk >= laneMin {
 		// Every hit below bulk is decidable: see literalIndex.scan.
-		clearLanes(lanes)
-		tx.scanLanes(data, bulk, lanes)
-		out = appendLanes(out, lanes)
+		clearLanes(&sc.lanes)
+		tx.scanLanes(data, bulk, &sc.lanes)
+		out = appendLanes(out, &sc.lanes)
 		from = bulk
 	}
 	shift := tx.shift[:pairTable]
@@ -24,7 +24,7 @@ func (tx *tokenIndex) scan(data []byte, final bool, out []span, lanes *[4][]span
 			continue
 		}
 		s := i - w + 1
-		best, wait := tx.matchAt(data, s, final)
+		best, wait := tx.matchAt(data, s, final, sc)
 		if wait {
 			return out, s
 		}
@@ -81,7 +81,7 @@ func (tx *tokenIndex) collect(data []byte, i int, d uint8, out []span) ([]span, 
 		return out, d
 	}
 	s := i - tx.window + 1
-	if best, _ := tx.matchAt(data, s, true); best > 0 {
+	if best, _ := tx.matchAt(data, s, true, nil); best > 0 {
 		out = append(out, span{s, s + best})
 	}
 	return out, 1
@@ -100,8 +100,8 @@ func (tx *tokenIndex) scanEnds(data []byte, i, end int, out []span) []span {
 
 // matchAt returns the length of the longest token match starting at s, or
 // wait if a prefix occurs (or may occur) at s but its regex cannot be decided
-// on the bytes available.
-func (tx *tokenIndex) matchAt(data []byte, s int, final bool) (best int, wait bool) {
+// on the bytes available. sc may be nil when final.
+func (tx *tokenIndex) matchAt(data []byte, s int, final bool, sc *scratch) (best int, wait bool) {
 	rest := data[s:]
 	for k := range tx.prefixes {
 		tp := &tx.prefixes[k]
@@ -117,7 +117,7 @@ func (tx *tokenIndex) matchAt(data []byte, s int, final bool) (best int, wait bo
 		if !bytes.HasPrefix(rest, tp.lit) {
 			continue
 		}
-		if !final && len(rest) < tp.need {
+		if !final && len(rest) < tp.need && tx.undecided(tp, rest, s, sc) {
 			return 0, true
 		}
 		for _, r := range tp.rules {
@@ -127,4 +127,31 @@ func (tx *tokenIndex) matchAt(data []byte, s int, final bool) (best int, wait bo
 		}
 	}
 	return best, false
+}
+
+// tokenWait remembers the hit a stream is waiting on: the same bytes are
+// scanned again with every write until the hit is decided.
+type tokenWait struct {
+	tx  *tokenIndex
+	at  int64 // stream offset of the hit
+	len int   // bytes from the hit that were found undecided
+}
+
+// undecided reports whether some rule of tp may still match differently at
+// the hit s once more bytes arrive. A hit that stays undecided (a long token
+// arriving in small writes) is simulated again only when its bytes have
+// doubled since the last look, so the work stays linear in the token's
+// length; in between it is held back, as it would be anyway.
+func (tx *tokenIndex) undecided(tp *tokenPrefix, rest []byte, s int, sc *scratch) bool {
+	at := sc.base + int64(s)
+	if w := sc.wait; w.tx == tx && w.at == at && len(rest) < 2*w.len {
+		return true
+	}
+	for _, r := range tp.rules {
+		if len(rest) < r.maxLen && r.live.undecided(rest, &sc.live) {
+			sc.wait = tokenWait{tx: tx, at: at, len: len(rest)}
+			return true
+		}
+	}
+	return false
 }
