@@ -121,3 +121,48 @@ func BenchmarkAddSecrets(b *testing.B) {
 		New().AddSecrets(values...)
 	}
 }
+
+// BenchmarkStreamDockerTokens streams engine-sized writes through the token
+// set of the docker provider, whose config pattern has a 16 KiB MaxLen, and
+// 20 secrets, over log text and over base64 text (where its two-byte
+// prefix blocks are common). It reports the bytes a stream keeps.
+func BenchmarkStreamDockerTokens(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	s := New(configToken, authField, TokenPattern{
+		Name:     "docker-access-token",
+		Prefixes: []string{"dckr_pat_", "dckr_oat_"},
+		Regexp:   regexp.MustCompile(`dckr_(?:pat|oat)_[A-Za-z0-9_-]{16,100}`),
+		MaxLen:   110,
+	})
+	for range 20 {
+		s.AddSecret(randomSecret(r, 24))
+	}
+	b64 := make([]byte, benchChunk)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range b64 {
+		b64[i] = alphabet[r.IntN(len(alphabet))]
+		if i%77 == 76 {
+			b64[i] = '\n'
+		}
+	}
+	for _, text := range []struct {
+		name string
+		data []byte
+	}{{"log", ordinaryText(benchChunk, 1)}, {"base64", b64}} {
+		for _, write := range []int{64, 20000} {
+			b.Run(fmt.Sprintf("text=%s/write=%d", text.name, write), func(b *testing.B) {
+				st := s.Stream(func([]byte) error { return nil })
+				b.SetBytes(int64(len(text.data)))
+				held := 0
+				for b.Loop() {
+					for i := 0; i < len(text.data); i += write {
+						st.Write(text.data[i:min(len(text.data), i+write)])
+						held = max(held, cap(st.pending))
+					}
+					st.Flush()
+				}
+				b.ReportMetric(float64(held), "held-cap-B")
+			})
+		}
+	}
+}

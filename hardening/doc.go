@@ -50,7 +50,9 @@
 // throughput barely depends on the number of forms. Candidates are verified
 // against forms bucketed by their first four bytes, longest first. Token
 // prefixes get the same treatment on two-byte blocks (tokens.go), and the
-// regex runs only at prefix hits. Large buffers are scanned as four
+// regex runs only at prefix hits; a stream decides a hit as soon as no
+// thread of the regex's automaton can go on (tokens_live.go), not only once
+// MaxLen bytes follow it. Large buffers are scanned as four
 // interleaved lanes, because each jump waits on the previous table load.
 //
 // All of it is immutable and replaced copy-on-write (atomic.Pointer) when

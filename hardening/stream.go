@@ -7,8 +7,9 @@ package hardening
 //
 // Write emits at once everything that no later byte can change and holds
 // back only the shortest tail that could still become (part of) a match: from
-// the earliest position where a proper prefix of a registered form, a token
-// prefix, or a token hit still short of its MaxLen ends the data. A mask is
+// the earliest position where a proper prefix of a registered form or of a
+// token prefix ends the data, or where a token hit's regex could still go on
+// (MaxLen bounds that, but a hit is usually decided where its token ends). A mask is
 // emitted as soon as its start is known, even if overlapping matches may
 // still extend it; the bytes it covers are then dropped as they settle, so a
 // run of overlapping secrets costs no more memory than one. Each Write
@@ -44,7 +45,7 @@ func (st *Stream) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	// Held-back bytes are settled with as few of p's bytes as decide them,
-	// so a write behind a few held-back bytes copies a few hundred bytes,
+	// so a write behind a few held-back bytes copies a few dozen bytes,
 	// not the whole of p; the rest of p is scanned in place. The step
 	// doubles while the held-back bytes stay undecided (a long token still
 	// arriving), which keeps the rescanning linear.
@@ -57,7 +58,9 @@ func (st *Stream) Write(p []byte) (int, error) {
 		if st.err != nil {
 			return n, st.err
 		}
-		if cut >= lp {
+		if cut >= lp && k < len(p) {
+			// The held-back bytes are settled: go on in place from
+			// the first unsettled byte of p.
 			st.pending = st.pending[:0]
 			p = p[cut-lp:]
 			break
@@ -77,8 +80,9 @@ func (st *Stream) Write(p []byte) (int, error) {
 }
 
 // settleStep is the first slice of a write used to settle held-back bytes:
-// enough for the usual partial prefix of a secret or token.
-const settleStep = 512
+// a partial prefix of a secret or token is usually decided by the next few
+// bytes, and each byte taken here is scanned twice.
+const settleStep = 64
 
 // keepBytes bounds the buffers a Stream keeps between writes. A long token
 // or a masked chunk may grow them; once that is over, they are let go, so

@@ -13,7 +13,7 @@ type TokenPattern struct {
 	Name     string         // e.g. "github-token"
 	Prefixes []string       // literal strings every match starts with (e.g. "ghp_", "glpat-"); required, non-empty
 	Regexp   *regexp.Regexp // must match starting at a prefix occurrence
-	MaxLen   int            // longest possible match in bytes; bounds how much a stream holds back
+	MaxLen   int            // longest possible match in bytes; bounds how much a stream holds back for a token still arriving
 }
 
 func (p TokenPattern) validate() error {
