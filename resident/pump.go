@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/bits"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -20,13 +22,66 @@ const (
 	pumpMinBufferBytes = 4 << 10
 )
 
-// growBuffer doubles buf, up to pumpBufferBytes, when the last read filled
-// it.
-func growBuffer(buf []byte, n int) []byte {
-	if n == len(buf) && len(buf) < pumpBufferBytes {
-		return make([]byte, min(2*len(buf), pumpBufferBytes))
+// pumpBuffers recycles read buffers, one pool per size from
+// pumpMinBufferBytes to pumpBufferBytes: the buffer a stream outgrows
+// starts another stream, and a finished exec's buffers serve the next exec
+// instead of becoming garbage that the heap grows to hold until the next
+// collection.
+var pumpBuffers [pumpSizeClasses]sync.Pool
+
+// pumpSizeClasses counts the sizes from 4 KiB doubling to 64 KiB.
+const pumpSizeClasses = 5
+
+func pumpSizeClass(size int) int { return bits.Len(uint(size/pumpMinBufferBytes)) - 1 }
+
+func getPumpBuffer(size int) []byte {
+	if b, ok := pumpBuffers[pumpSizeClass(size)].Get().(*[]byte); ok {
+		return *b
 	}
-	return buf
+	return make([]byte, size)
+}
+
+func putPumpBuffer(b []byte) { pumpBuffers[pumpSizeClass(len(b))].Put(&b) }
+
+// pumpShrinkAfter is how many reads in a row must use at most a quarter of
+// the buffer before it is halved: a stream that went from bulk output to a
+// trickle gives the memory back, while one short read in a burst does not
+// make the buffer flap.
+const pumpShrinkAfter = 8
+
+// pumpBuffer is a pump's read buffer, sized by the reads it sees.
+type pumpBuffer struct {
+	buf   []byte
+	small int // reads in a row that used at most a quarter of buf
+}
+
+func newPumpBuffer() *pumpBuffer { return &pumpBuffer{buf: getPumpBuffer(pumpMinBufferBytes)} }
+
+// fit doubles the buffer, up to pumpBufferBytes, when a read of n bytes
+// filled it, and halves it after pumpShrinkAfter small reads.
+func (b *pumpBuffer) fit(n int) {
+	size := len(b.buf)
+	switch {
+	case n == size && size < pumpBufferBytes:
+		b.resize(2 * size)
+	case 4*n <= size && size > pumpMinBufferBytes:
+		if b.small++; b.small >= pumpShrinkAfter {
+			b.resize(size / 2)
+		}
+	default:
+		b.small = 0
+	}
+}
+
+func (b *pumpBuffer) resize(size int) {
+	putPumpBuffer(b.buf)
+	b.buf, b.small = getPumpBuffer(size), 0
+}
+
+// release returns the buffer to the pool; b must not be used after it.
+func (b *pumpBuffer) release() {
+	putPumpBuffer(b.buf)
+	b.buf = nil
 }
 
 type pumpResult struct {
@@ -42,19 +97,22 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 	done := make(chan pumpResult, 1)
 	go func() {
 		var res pumpResult
+		buf := newPumpBuffer()
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("output pump panicked", zap.Any("panic", p))
 				_, _ = io.Copy(io.Discard, r)
 			}
+			// Nothing downstream keeps the buffer: the scrubber copies
+			// what it holds back, and frames are encoded from it.
+			buf.release()
 			done <- res
 		}()
 		send := s.outputSender(execID, stream)
 		scrubbed := s.scrub.Stream(send)
 		limit := s.opts.Limits.OutputCapBytes
-		buf := make([]byte, pumpMinBufferBytes)
 		for {
-			n, err := r.Read(buf)
+			n, err := r.Read(buf.buf)
 			if n > 0 {
 				res.total += int64(n)
 				keep := int64(n)
@@ -63,13 +121,13 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 				}
 				res.dropped += int64(n) - keep
 				if keep > 0 {
-					_, _ = scrubbed.Write(buf[:keep]) // a dead host only stops sending
+					_, _ = scrubbed.Write(buf.buf[:keep]) // a dead host only stops sending
 				}
 			}
 			if err != nil {
 				break
 			}
-			buf = growBuffer(buf, n)
+			buf.fit(n)
 		}
 		if res.dropped > 0 {
 			// The cap cut the stream: a held-back tail may be the start of
