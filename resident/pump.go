@@ -109,7 +109,7 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 			done <- res
 		}()
 		send := s.outputSender(execID, stream)
-		scrubbed := s.scrub.Stream(send)
+		scrubbed := s.scrub.Stream(send.emit)
 		limit := s.opts.Limits.OutputCapBytes
 		for {
 			n, err := r.Read(buf.buf)
@@ -122,6 +122,7 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 				res.dropped += int64(n) - keep
 				if keep > 0 {
 					_, _ = scrubbed.Write(buf.buf[:keep]) // a dead host only stops sending
+					_ = send.flush()
 				}
 			}
 			if err != nil {
@@ -137,22 +138,59 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 			return
 		}
 		_ = scrubbed.Flush()
+		_ = send.flush()
 	}()
 	return done
 }
 
-// outputSender frames scrubbed chunks as exec/output. After the first failed
+// outputSender frames scrubbed chunks as exec/output, one frame per read of
+// the process's output: a scrubber's Write may emit the few bytes it had
+// held back before the rest of the read, and a frame each would cost the
+// host and the resident as much as a full one. So a small chunk waits in
+// head and goes out in the same frame as the next; the pump flushes after
+// every Write, so nothing waits for the next read. After the first failed
 // write it stops trying: the host is gone and Serve is already ending.
-func (s *session) outputSender(execID, stream string) func([]byte) error {
-	var failed error
-	prefix := outputPrefix(execID, stream)
-	return func(chunk []byte) error {
-		if failed != nil || len(chunk) == 0 {
-			return failed
-		}
-		failed = s.stream.writeData(prefix, chunk)
-		return failed
+type outputSender struct {
+	s      *session
+	prefix []byte
+	head   []byte
+	failed error
+}
+
+// maxHeadBytes is the largest chunk that waits for the next one.
+const maxHeadBytes = 1 << 10
+
+func (s *session) outputSender(execID, stream string) *outputSender {
+	return &outputSender{s: s, prefix: outputPrefix(execID, stream)}
+}
+
+func (o *outputSender) emit(chunk []byte) error {
+	if o.failed != nil || len(chunk) == 0 {
+		return o.failed
 	}
+	if len(o.head) == 0 && len(chunk) <= maxHeadBytes {
+		o.head = append(o.head, chunk...)
+		return nil
+	}
+	if len(o.head) > 0 {
+		// A head of whole base64 quanta encodes to the start of the
+		// encoding of head and chunk together.
+		t := min(len(chunk), (3-len(o.head)%3)%3)
+		o.head = append(o.head, chunk[:t]...)
+		chunk = chunk[t:]
+	}
+	o.failed = o.s.stream.writeData(o.prefix, o.head, chunk)
+	o.head = o.head[:0]
+	return o.failed
+}
+
+// flush sends the chunk waiting in head, if any.
+func (o *outputSender) flush() error {
+	if len(o.head) > 0 && o.failed == nil {
+		o.failed = o.s.stream.writeData(o.prefix, o.head, nil)
+	}
+	o.head = o.head[:0]
+	return o.failed
 }
 
 // The exec/output body is built by hand: it is the hot path, and
@@ -168,14 +206,17 @@ func outputPrefix(execID, stream string) []byte {
 const dataSuffix = `"}}`
 
 // dataBodyLen is the length of a body built by appendDataBody.
-func dataBodyLen(prefix, data []byte) int {
-	return len(prefix) + base64.StdEncoding.EncodedLen(len(data)) + len(dataSuffix)
+func dataBodyLen(prefix, head, data []byte) int {
+	return len(prefix) + base64.StdEncoding.EncodedLen(len(head)+len(data)) + len(dataSuffix)
 }
 
-// appendDataBody appends prefix, data in base64 and the closing of the
-// message: an exec/output or store/data body.
-func appendDataBody(dst, prefix, data []byte) []byte {
+// appendDataBody appends prefix, head and data in base64 as one string,
+// and the closing of the message: an exec/output or store/data body.
+// len(head) is a multiple of 3 unless data is empty, so that the two
+// encodings join into the encoding of both.
+func appendDataBody(dst, prefix, head, data []byte) []byte {
 	dst = append(dst, prefix...)
+	dst = base64.StdEncoding.AppendEncode(dst, head)
 	dst = base64.StdEncoding.AppendEncode(dst, data)
 	return append(dst, dataSuffix...)
 }

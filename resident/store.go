@@ -87,7 +87,7 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	scrubbed := s.scrub.Stream(func(chunk []byte) error {
 		hash.Write(chunk)
 		sent += int64(len(chunk))
-		return s.stream.writeData(prefix, chunk)
+		return s.stream.writeData(prefix, nil, chunk)
 	})
 	buf := make([]byte, pumpBufferBytes)
 	for {

@@ -120,18 +120,19 @@ func (s *frameStream) writeFrame(body []byte) error {
 }
 
 // writeData frames a data notification (exec/output, store/data) whose
-// body is prefix, data in base64, and the closing: it is encoded straight
-// into the frame buffer, so a chunk is copied once and no stream keeps a
-// body buffer of its own. The caller's streaming scrubber has already
-// scrubbed data.
-func (s *frameStream) writeData(prefix, data []byte) error {
+// body is prefix, head and data in base64, and the closing: it is encoded
+// straight into the frame buffer, so a chunk is copied once and no stream
+// keeps a body buffer of its own. head is nil or whole base64 quanta (see
+// appendDataBody). The caller's streaming scrubber has already scrubbed
+// head and data.
+func (s *frameStream) writeData(prefix, head, data []byte) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.werr != nil {
 		return s.werr
 	}
-	s.buf = protocol.AppendFrameHeader(s.buf[:0], dataBodyLen(prefix, data))
-	s.buf = appendDataBody(s.buf, prefix, data)
+	s.buf = protocol.AppendFrameHeader(s.buf[:0], dataBodyLen(prefix, head, data))
+	s.buf = appendDataBody(s.buf, prefix, head, data)
 	return s.flushLocked()
 }
 
