@@ -43,39 +43,23 @@ func getPumpBuffer(size int) []byte {
 
 func putPumpBuffer(b []byte) { pumpBuffers[pumpSizeClass(len(b))].Put(&b) }
 
-// pumpShrinkAfter is how many reads in a row must use at most a quarter of
-// the buffer before it is halved: a stream that went from bulk output to a
-// trickle gives the memory back, while one short read in a burst does not
-// make the buffer flap.
-const pumpShrinkAfter = 8
-
-// pumpBuffer is a pump's read buffer, sized by the reads it sees.
+// pumpBuffer is a pump's read buffer, sized by the reads it sees. It never
+// shrinks: a smaller buffer would split the engine's next large frame into
+// several reads, each a frame to the host, and a pump blocked in Read holds
+// its buffer whatever its size.
 type pumpBuffer struct {
-	buf   []byte
-	small int // reads in a row that used at most a quarter of buf
+	buf []byte
 }
 
 func newPumpBuffer() *pumpBuffer { return &pumpBuffer{buf: getPumpBuffer(pumpMinBufferBytes)} }
 
 // fit doubles the buffer, up to pumpBufferBytes, when a read of n bytes
-// filled it, and halves it after pumpShrinkAfter small reads.
+// filled it.
 func (b *pumpBuffer) fit(n int) {
-	size := len(b.buf)
-	switch {
-	case n == size && size < pumpBufferBytes:
-		b.resize(2 * size)
-	case 4*n <= size && size > pumpMinBufferBytes:
-		if b.small++; b.small >= pumpShrinkAfter {
-			b.resize(size / 2)
-		}
-	default:
-		b.small = 0
+	if size := len(b.buf); n == size && size < pumpBufferBytes {
+		putPumpBuffer(b.buf)
+		b.buf = getPumpBuffer(2 * size)
 	}
-}
-
-func (b *pumpBuffer) resize(size int) {
-	putPumpBuffer(b.buf)
-	b.buf, b.small = getPumpBuffer(size), 0
 }
 
 // release returns the buffer to the pool; b must not be used after it.
