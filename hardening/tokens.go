@@ -3,6 +3,7 @@ package hardening
 import (
 	"fmt"
 	"regexp"
+	"sync"
 )
 
 // TokenPattern is a provider's token regex with a literal prefilter: the
@@ -33,8 +34,12 @@ func (p TokenPattern) validate() error {
 // ever sees data[hit:hit+maxLen], so its result does not depend on how a
 // stream was split, and a stream knows exactly when it may stop waiting.
 type tokenRule struct {
-	re     *regexp.Regexp
-	live   liveProg // the same regex, asked whether a hit is decided early
+	re *regexp.Regexp
+	// live is the same regex as an automaton, asked whether a hit is
+	// decided before MaxLen bytes follow it; compiled on a stream's first
+	// undecided hit, so that adding patterns (at every session start) and
+	// Scrub do not pay for it.
+	live   func() liveProg
 	maxLen int
 }
 
@@ -65,7 +70,7 @@ func buildTokens(patterns []TokenPattern) *tokenIndex {
 	tx := &tokenIndex{}
 	for _, p := range patterns {
 		expr := `^(?:` + p.Regexp.String() + `)`
-		rule := tokenRule{re: regexp.MustCompile(expr), live: compileLive(expr), maxLen: p.MaxLen}
+		rule := tokenRule{re: regexp.MustCompile(expr), live: sync.OnceValue(func() liveProg { return compileLive(expr) }), maxLen: p.MaxLen}
 		for _, pre := range p.Prefixes {
 			i, ok := byLit[pre]
 			if !ok {

@@ -148,7 +148,7 @@ func (tx *tokenIndex) undecided(tp *tokenPrefix, rest []byte, s int, sc *scratch
 		return true
 	}
 	for _, r := range tp.rules {
-		if len(rest) < r.maxLen && r.live.undecided(rest, &sc.live) {
+		if len(rest) < r.maxLen && r.live().undecided(rest, &sc.live) {
 			sc.wait = tokenWait{tx: tx, at: at, len: len(rest)}
 			return true
 		}
