@@ -66,7 +66,6 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		return nil, classify(cctx, "exec start", err)
 	}
 	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
-	go proc.demux()
 	st, err := proc.awaitStatus(cctx)
 	if err != nil {
 		proc.abandon()

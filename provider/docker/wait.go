@@ -155,13 +155,11 @@ func (pr *process) oomKilled() bool {
 }
 
 // finish releases everything: the connection (which, if the keeper still
-// runs, makes it kill its tree), and the pipes, so the readers see EOF now.
+// runs, makes it kill its tree), and the demuxer, so the readers see EOF now.
 func (pr *process) finish() {
 	pr.stopKill()
-	pr.stdoutW.Close()
-	pr.stderrW.Close()
+	pr.demux.close()
 	pr.hijack.Close()
-	<-pr.streamDone
 }
 
 func closed(ch <-chan struct{}) bool {
