@@ -26,6 +26,7 @@ type Stream struct {
 	out     []byte // reused rendering buffer
 	offset  int64  // stream offset of pending[0]: bytes settled so far
 	sc      scratch
+	masks   int64 // mask spans rendered so far
 	err     error // first error from emit; the stream is dead after it
 }
 
@@ -116,6 +117,11 @@ func (st *Stream) Flush() error {
 // Buffered returns the number of bytes held back, for tests and metrics.
 func (st *Stream) Buffered() int { return len(st.pending) }
 
+// Masks counts the mask spans emitted so far (a mask that continues over
+// several writes may count more than once). Zero means everything emitted
+// is exactly what was written, so a caller need not hash both sides to know.
+func (st *Stream) Masks() int64 { return st.masks }
+
 // process emits the part of data that is settled and returns its length.
 func (st *Stream) process(data []byte, final bool) int {
 	m := st.s.cur.Load()
@@ -127,6 +133,7 @@ func (st *Stream) process(data []byte, final bool) int {
 	st.offset += int64(cut)
 	chunk := data[:cut]
 	if len(spans) > 0 {
+		st.masks += int64(len(spans))
 		st.out = render(st.out[:0], chunk, spans, st.carry > 0)
 		chunk = st.out
 	}

@@ -149,3 +149,31 @@ func TestRandomSplitsMatchScrub(t *testing.T) {
 		}
 	}
 }
+
+// Masks tells a caller whether the output differs from the input, without
+// hashing both, whatever the split of the writes.
+func TestStreamMasksCountsWhatWasRendered(t *testing.T) {
+	s := New()
+	s.AddSecret("s3cr3t-value-0042")
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"nothing to see here\n", false},
+		{"key=s3cr3t-value-0042 and more", true},
+		{"a partial s3cr3t-value-004 is not the secret", false},
+	} {
+		for _, step := range []int{1, 3, len(tc.in)} {
+			st := s.Stream(func([]byte) error { return nil })
+			for i := 0; i < len(tc.in); i += step {
+				_, _ = st.Write([]byte(tc.in[i:min(i+step, len(tc.in))]))
+			}
+			if err := st.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.Masks() > 0; got != tc.want {
+				t.Errorf("%q in writes of %d: masked %v, want %v", tc.in, step, got, tc.want)
+			}
+		}
+	}
+}

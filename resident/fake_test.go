@@ -28,6 +28,8 @@ type fakeProvider struct {
 	createErr  error
 	authErr    error
 	storeFiles map[string]string
+	// storeReaders serve paths whose reads misbehave (block, break).
+	storeReaders map[string]func() io.ReadCloser
 }
 
 var (
@@ -37,7 +39,7 @@ var (
 )
 
 func newFake() *fakeProvider {
-	return &fakeProvider{boxes: map[string]protocol.Sandbox{}, storeFiles: map[string]string{}}
+	return &fakeProvider{boxes: map[string]protocol.Sandbox{}, storeFiles: map[string]string{}, storeReaders: map[string]func() io.ReadCloser{}}
 }
 
 func (f *fakeProvider) record(call string) {
@@ -157,6 +159,9 @@ func (f *fakeProvider) ListDir(_ context.Context, root, path string, limit int) 
 }
 
 func (f *fakeProvider) ReadFile(_ context.Context, root, path string) (io.ReadCloser, error) {
+	if open, ok := f.storeReaders[path]; ok {
+		return open(), nil
+	}
 	content, ok := f.storeFiles[path]
 	if !ok {
 		return nil, protocol.Errorf(protocol.KindNotFound, "%s not found", path)
