@@ -123,7 +123,8 @@ type Store interface {
 	// reading the whole directory when it is larger.
 	ListDir(ctx context.Context, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
 	// ReadFile streams a regular file; the resident reads it to EOF or
-	// closes it early.
+	// closes it early. Close may come from another goroutine while a Read
+	// is blocked (the request ended): it must make that Read return.
 	ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error)
 }
 

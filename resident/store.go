@@ -78,8 +78,10 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	if err != nil {
 		return nil, err
 	}
-	chunks := readAhead(file) // owns file from here: stop closes it
-	defer chunks.stop()
+	defer file.Close()
+	// The request's end closes the stream under a Read blocked on a hung
+	// backend, whether or not the provider watches ctx itself.
+	defer context.AfterFunc(ctx, func() { _ = file.Close() })()
 
 	hash := sha256.New()
 	var sent int64
@@ -89,15 +91,17 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 		sent += int64(len(chunk))
 		return send.emit(chunk)
 	})
+	// One goroutine reads and sends in turn. A read-ahead goroutine was
+	// measured: on two cores shared with the engine it added system time
+	// and gained nothing, as the engine's archive work wants the other core.
+	buf := make([]byte, pumpBufferBytes)
 	for {
-		var c readChunk
-		select {
-		case c = <-chunks.full:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if c.n > 0 {
-			_, err := scrubbed.Write(c.buf[:c.n])
+		n, rerr := file.Read(buf)
+		if n > 0 {
+			_, err := scrubbed.Write(buf[:n])
 			if err == nil {
 				err = send.flush()
 			}
@@ -105,12 +109,14 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 				return nil, err
 			}
 		}
-		chunks.free <- c.buf
-		if errors.Is(c.err, io.EOF) {
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
-		if c.err != nil {
-			return nil, protocol.Errorf(protocol.KindTransient, "reading %s from volume %s: %w", p.Path, p.Root, c.err)
+		if rerr != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err // the provider's stream was closed by the request's end
+			}
+			return nil, protocol.Errorf(protocol.KindTransient, "reading %s from volume %s: %w", p.Path, p.Root, rerr)
 		}
 	}
 	if err := scrubbed.Flush(); err != nil {
@@ -124,56 +130,6 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 		SHA256:   hex.EncodeToString(hash.Sum(nil)),
 		Redacted: scrubbed.Masks() > 0,
 	}, nil
-}
-
-// readAhead reads the next chunk from the provider while the caller
-// scrubs, encodes and writes the last one: on two cores the engine's socket
-// read and the frame write then overlap instead of taking turns. Two
-// buffers go round between the reader and the caller; the reader stops at
-// the first error (io.EOF included) or when stop closes the file under it.
-type readAheadChunks struct {
-	full chan readChunk
-	free chan []byte
-	stop func()
-}
-
-type readChunk struct {
-	buf []byte
-	n   int
-	err error
-}
-
-func readAhead(file io.ReadCloser) *readAheadChunks {
-	const buffers = 2
-	r := &readAheadChunks{full: make(chan readChunk, buffers), free: make(chan []byte, buffers)}
-	for range buffers {
-		r.free <- make([]byte, pumpBufferBytes)
-	}
-	done := make(chan struct{})
-	quit := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			var buf []byte
-			select {
-			case buf = <-r.free:
-			case <-quit:
-				return
-			}
-			n, err := file.Read(buf)
-			// Never blocks: full holds as many chunks as there are buffers.
-			r.full <- readChunk{buf: buf, n: n, err: err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	r.stop = func() {
-		close(quit)
-		file.Close() // ends a Read blocked on the engine
-		<-done
-	}
-	return r
 }
 
 func dataPrefix(streamID string) []byte {

@@ -70,7 +70,7 @@ func TestReadFileBrokenStreamIsTransient(t *testing.T) {
 }
 
 // Cancelling a read blocked on the provider answers cancelled and closes
-// the provider's stream, which ends the read-ahead (goleak checks it).
+// the provider's stream under the blocked Read.
 func TestReadFileCancelClosesTheProviderStream(t *testing.T) {
 	fake := newFake()
 	blocked := newBlockingReader()
