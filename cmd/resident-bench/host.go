@@ -52,25 +52,15 @@ type response struct {
 func spawnResident(bin, providerName, stateDir string) (*residentProc, error) {
 	cmd := exec.Command(bin, "--provider", providerName, "--state-dir", stateDir, "--log-level", "error")
 	cmd.Env = allowedEnv()
-	cmd.Stderr = io.Discard
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return newResidentProc(cmd.Process.Pid, in, out, cmd.Wait, func() { _ = cmd.Process.Kill() }), nil
+	return spawnHosted(cmd)
 }
 
 // spawnEcho starts the process-hop floor (internal/echo) as a host would
 // start a resident.
-func spawnEcho(bin string) (*residentProc, error) {
-	cmd := exec.Command(bin)
+func spawnEcho(bin string) (*residentProc, error) { return spawnHosted(exec.Command(bin)) }
+
+// spawnHosted starts cmd with its stdio as a host's channel to it.
+func spawnHosted(cmd *exec.Cmd) (*residentProc, error) {
 	cmd.Stderr = io.Discard
 	in, err := cmd.StdinPipe()
 	if err != nil {
