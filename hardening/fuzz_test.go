@@ -66,18 +66,7 @@ func FuzzStreamNoSecretSurvives(f *testing.F) {
 		if bytes.Contains(want, []byte(fuzzToken)) {
 			t.Fatalf("token survived in %q", want)
 		}
-		var chunks [][]byte
-		for i, rest := 0, in; len(rest) > 0; i++ {
-			n := 1
-			if len(splits) > 0 {
-				n = 1 + int(splits[i%len(splits)])%64
-				if splits[i%len(splits)] >= 0xf0 {
-					n = len(rest) // large writes take the four-lane path
-				}
-			}
-			n = min(n, len(rest))
-			chunks, rest = append(chunks, rest[:n]), rest[n:]
-		}
+		chunks := splitWrites(in, splits)
 		if got := streamChunks(t, s, chunks); !bytes.Equal(got, want) {
 			t.Fatalf("stream of %q\n got %q\nwant %q", chunks, got, want)
 		}
@@ -174,20 +163,28 @@ func FuzzStreamLongToken(f *testing.F) {
 		if ref := naiveScrub(s, in); !bytes.Equal(want, ref) {
 			t.Fatalf("Scrub(%q)\n got %q\nwant %q", in, want, ref)
 		}
-		var chunks [][]byte
-		for i, rest := 0, in; len(rest) > 0; i++ {
-			n := 1
-			if len(splits) > 0 {
-				n = 1 + int(splits[i%len(splits)])%64
-				if splits[i%len(splits)] >= 0xf0 {
-					n = len(rest)
-				}
-			}
-			n = min(n, len(rest))
-			chunks, rest = append(chunks, rest[:n]), rest[n:]
-		}
+		chunks := splitWrites(in, splits)
 		if got := streamChunks(t, s, chunks); !bytes.Equal(got, want) {
 			t.Fatalf("stream of %q\n got %q\nwant %q", chunks, got, want)
 		}
 	})
+}
+
+// splitWrites cuts in into the writes the fuzzer's splits describe: 1 to 64
+// bytes each, or all the rest for a split byte from 0xf0 (large writes take
+// the four-lane path); one byte each when there are no splits.
+func splitWrites(in, splits []byte) [][]byte {
+	var chunks [][]byte
+	for i, rest := 0, in; len(rest) > 0; i++ {
+		n := 1
+		if len(splits) > 0 {
+			n = 1 + int(splits[i%len(splits)])%64
+			if splits[i%len(splits)] >= 0xf0 {
+				n = len(rest)
+			}
+		}
+		n = min(n, len(rest))
+		chunks, rest = append(chunks, rest[:n]), rest[n:]
+	}
+	return chunks
 }
