@@ -294,3 +294,36 @@ func containerIDs(listJSON []byte) []string {
 	}
 	return ids
 }
+
+// awaitWaiting polls the sandbox's process list until n shells wait at
+// gate (their command line names it; the keepers above them are not
+// counted), unless ended says the execs are over (an exec that failed).
+func (r *rawClient) awaitWaiting(id, gate string, n int, ended func() bool) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		data, err := r.want("GET", "/containers/"+id+"/top", nil, 200)
+		if err != nil {
+			return err
+		}
+		var top struct{ Processes [][]string }
+		if err := json.Unmarshal(data, &top); err != nil {
+			return err
+		}
+		waiting := 0
+		for _, proc := range top.Processes {
+			line := strings.Join(proc, " ")
+			if strings.Contains(line, gate) && !strings.Contains(line, "keeper") {
+				waiting++
+			}
+		}
+		switch {
+		case waiting >= n:
+			return nil
+		case ended():
+			return nil // the execs' own error says why
+		case time.Now().After(deadline):
+			return fmt.Errorf("only %d of %d execs started within 5 minutes", waiting, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
