@@ -319,11 +319,11 @@ func (b *bench) concurrent() ([]row, error) {
 	}
 	spread := func(s samples) float64 { return ratio(s.p99(), s.median()) }
 	r := row{figure: fmt.Sprintf("%d concurrent execs of `true`: wall (p99/p50)", n),
-		ours:  fmt.Sprintf("%s (%.2f)", ms(oursWall.median()), spread(oursLat)),
-		raw:   fmt.Sprintf("%s (%.2f)", ms(rawWall.median()), spread(rawLat)),
+		ours: fmt.Sprintf("%s (%.2f)", ms(oursWall.median()), spread(oursLat)),
+		raw:  fmt.Sprintf("%s (%.2f)", ms(rawWall.median()), spread(rawLat)),
 		ratio: fmt.Sprintf("wall %.2fx raw; spread %.2fx raw's; raw under the keeper %s, %.2fx raw", ratio(oursWall.median(), rawWall.median()), spread(oursLat)/spread(rawLat),
 			ms(keeperWall.median()), ratio(keeperWall.median(), rawWall.median())),
-		goal:  "≤ 1.1x raw; p99/p50 ≤ 2x raw's"}
+		goal: "≤ 1.1x raw; p99/p50 ≤ 2x raw's"}
 	r.verdict = verdict(ratio(oursWall.median(), rawWall.median()) <= 1.1 && spread(oursLat) <= 2*spread(rawLat))
 	return []row{r}, nil
 }

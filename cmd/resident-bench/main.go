@@ -186,7 +186,9 @@ func (b *bench) setup(tmp, residentBin, busybox string) error {
 	if err := b.res.initialize(b.installID, creds); err != nil {
 		return err
 	}
-	b.sandbox, err = b.res.createSandbox(map[string]any{"image": b.image})
+	// 100 concurrent execs need more than the default 512 pids: each
+	// running exec's keeper holds about 9 threads.
+	b.sandbox, err = b.res.createSandbox(map[string]any{"image": b.image, "pids_limit": 4096})
 	return err
 }
 

@@ -124,12 +124,18 @@ func (b *bench) streamingRSS() ([]row, error) {
 	// the engine over the provider's 30 s bound on two cores, and the
 	// figure is the resident's memory with n streams open, not how fast
 	// the engine starts execs under load.
+	// The gate is a FIFO: each shell blocks opening it, without polling,
+	// until the bench opens it for writing, which lets all of them through.
 	gate := "/tmp/resident-bench-gate-" + strconv.FormatInt(execSeq.Add(1), 10)
+	if _, _, err := b.raw.exec(b.sandbox, []string{"mkfifo", gate}); err != nil {
+		return nil, err
+	}
+	defer b.raw.exec(b.sandbox, []string{"rm", "-f", gate})
 	out := "cat " + payloadFile
 	if b.quick {
 		out = "head -c 1048576 " + payloadFile
 	}
-	argv := []string{"sh", "-c", "while [ ! -e " + gate + " ]; do sleep 0.05; done; exec " + out}
+	argv := []string{"sh", "-c", "read -r _ < " + gate + "; exec " + out}
 	type result struct {
 		wall time.Duration
 		err  error
@@ -143,12 +149,13 @@ func (b *bench) streamingRSS() ([]row, error) {
 		return nil, err
 	}
 	released := time.Now()
-	if _, _, err := b.raw.exec(b.sandbox, []string{"touch", gate}); err != nil {
+	// One writer's open and close lets every reader's open through; each
+	// read then ends at EOF or with the one line.
+	if _, _, err := b.raw.exec(b.sandbox, []string{"sh", "-c", "echo > " + gate}); err != nil {
 		return nil, err
 	}
 	res := <-done
 	wall := time.Since(released)
-	_, _, _ = b.raw.exec(b.sandbox, []string{"rm", "-f", gate})
 	if res.err != nil {
 		return nil, res.err
 	}

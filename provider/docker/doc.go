@@ -13,7 +13,9 @@
 //	privileged         never; no host path or Docker socket is ever    fixed
 //	                   mounted: only named volumes
 //	init               docker-init is pid 1 and reaps zombies          fixed
-//	processes          512 (pids limit; stops fork bombs)              spec.pids_limit
+//	processes          512 (pids limit; stops fork bombs). Threads     spec.pids_limit
+//	                   count: each running exec's keeper holds ~9, so
+//	                   about 50 execs run at once by default
 //	network            none (only lo)                                  spec.network: "bridge" or a
 //	                                                                   network name; "host" and
 //	                                                                   "container:..." are refused
