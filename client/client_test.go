@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/client"
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -63,22 +64,7 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testhost.SyncBuffer
 
 func TestSession(t *testing.T) {
 	r := spawn(t, client.Options{}, protocol.InitializeParams{InstallID: "session-test", TagPrefix: "acme"})

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -37,34 +38,9 @@ type host struct {
 	readErr   error
 }
 
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int64              `json:"code"`
-		Message string             `json:"message"`
-		Data    protocol.ErrorData `json:"data"`
-	} `json:"error"`
-}
+type message = testhost.Message
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testhost.SyncBuffer
 
 type pipeRWC struct {
 	io.Reader

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -41,24 +42,7 @@ type liveHost struct {
 	readErr   error
 }
 
-type liveMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int64              `json:"code"`
-		Message string             `json:"message"`
-		Data    protocol.ErrorData `json:"data"`
-	} `json:"error"`
-}
-
-func (m liveMsg) kind() protocol.Kind {
-	if m.Error == nil {
-		return ""
-	}
-	return m.Error.Data.Kind
-}
+type liveMsg = testhost.Message
 
 type liveOpts struct {
 	args    []string // resident flags after --state-dir

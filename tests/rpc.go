@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -61,22 +61,7 @@ type note struct {
 	Params json.RawMessage `json:"params"`
 }
 
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type lockedBuffer = testhost.SyncBuffer
 
 func current(ts *testscript.TestScript) *session {
 	all := ts.Value("rpc").(*sessions)
