@@ -24,8 +24,7 @@ type process struct {
 	ctrl          *control
 	stdin         *stdinWriter
 	demux         *demuxer
-	streamDone    <-chan struct{} // the engine stream ended (EOF or error) or was closed
-	activity      atomic.Int64    // unix nanos the output was last seen waiting for the engine, or -1 while a reader is behind
+	activity      atomic.Int64 // unix nanos the output was last seen waiting for the engine, or -1 while a reader is behind
 	oomBefore     int64
 	stopKill      func() bool
 	killed        atomic.Bool
@@ -39,7 +38,6 @@ func newProcess(p *Provider, sandbox, exec, token string, h client.HijackedRespo
 	pr := &process{p: p, sandbox: sandbox, exec: exec, token: token, hijack: h, ctrl: newControl(h.Conn), stopKill: func() bool { return true }}
 	pr.activity.Store(time.Now().UnixNano())
 	pr.demux = newDemuxer(h.Reader, &pr.activity)
-	pr.streamDone = pr.demux.done
 	if withStdin {
 		pr.stdin = &stdinWriter{ctrl: pr.ctrl}
 	}

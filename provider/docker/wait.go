@@ -40,11 +40,11 @@ func (pr *process) wait() (provider.ExitStatus, error) {
 		// after that, only the clock. The engine marks the exec done a few
 		// milliseconds after the stream closes.
 		timer := time.NewTimer(pause)
-		if closed(pr.streamDone) {
+		if closed(pr.demux.done) {
 			<-timer.C
 		} else {
 			select {
-			case <-pr.streamDone:
+			case <-pr.demux.done:
 				timer.Stop()
 				// The exit is a millisecond or so away: poll from 1ms up
 				// rather than sleeping a full back-off step past it.
@@ -103,7 +103,7 @@ func (pr *process) drain() {
 		}
 		timer := time.NewTimer(t.drainIdle / 4)
 		select {
-		case <-pr.streamDone:
+		case <-pr.demux.done:
 			timer.Stop()
 			return
 		case <-timer.C:
