@@ -65,7 +65,7 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 	cancelled := time.Now()
 	h.notify(protocol.MethodCancelRequest, map[string]any{"id": json.Number(victim)})
 
-	if m := h.await(victim); m.kind() != protocol.KindCancelled {
+	if m := h.await(victim); m.Kind() != protocol.KindCancelled {
 		t.Fatalf("the cancelled exec answered %+v %s", m.Error, m.Result)
 	}
 	t.Logf("victim cancelled in %s", time.Since(cancelled).Round(time.Millisecond))

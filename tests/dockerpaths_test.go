@@ -79,7 +79,7 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": volA, "path": p, "stream_id": "r"}))
 		if m.Error == nil {
 			t.Errorf("read_file %q succeeded: %s", p, m.Result)
-		} else if k := m.kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
+		} else if k := m.Kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
 			t.Errorf("read_file %q: %s %s", p, k, m.Error.Message)
 		}
 	}
@@ -117,7 +117,7 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		m := h.await(h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": cwd,
 			"argv": []string{"sh", "-c", "pwd; cat canary.txt " + strings.TrimPrefix(hostPath, "/") + " 2>/dev/null; true"}}))
 		if m.Error != nil {
-			t.Logf("cwd %q: %s: %s", cwd, m.kind(), m.Error.Message)
+			t.Logf("cwd %q: %s: %s", cwd, m.Kind(), m.Error.Message)
 		} else {
 			var r protocol.ExecResult
 			_ = json.Unmarshal(m.Result, &r)
@@ -158,7 +158,7 @@ func TestDockerStoreRefusesAFIFO(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s %q: no answer within 60s (an open of the FIFO is blocking)", method, p)
 			}
-			if m.kind() != protocol.KindInvalidRequest {
+			if m.Kind() != protocol.KindInvalidRequest {
 				t.Fatalf("%s %q: %s %+v, want invalid_request", method, p, m.Result, m.Error)
 			}
 			t.Logf("%s %q refused in %s: %s", method, p, time.Since(start).Round(time.Millisecond), m.Error.Message)

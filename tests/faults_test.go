@@ -52,7 +52,7 @@ func TestDockerEngineFaults(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no answer within %s", what, transientBound)
 		}
-		if m.kind() != protocol.KindTransient {
+		if m.Kind() != protocol.KindTransient {
 			t.Fatalf("%s: answered %s %s, want transient", what, m.Result, func() string {
 				if m.Error != nil {
 					return string(m.Error.Data.Kind) + ": " + m.Error.Message
@@ -96,7 +96,7 @@ func TestDockerEngineFaults(t *testing.T) {
 	engine.stop()
 	t.Logf("dockerd stopped in %s", time.Since(stopped).Round(time.Millisecond))
 	expectTransient("exec when the engine stops", exec2, stopped)
-	if m := h.await(h.send(protocol.MethodSandboxList, nil)); m.kind() != protocol.KindTransient {
+	if m := h.await(h.send(protocol.MethodSandboxList, nil)); m.Kind() != protocol.KindTransient {
 		t.Fatalf("list_owned with the engine down: %+v", m.Error)
 	}
 	engine.start()
@@ -173,7 +173,7 @@ func TestDockerEngineStopWithoutLiveRestore(t *testing.T) {
 	}
 	var res protocol.ExecResult
 	switch {
-	case m.kind() == protocol.KindTransient:
+	case m.Kind() == protocol.KindTransient:
 		t.Logf("exec: transient after %s: %s", time.Since(stopped).Round(time.Millisecond), m.Error.Message)
 	case m.Error == nil && json.Unmarshal(m.Result, &res) == nil && res.ExitCode == 137 && res.Signal == "SIGKILL":
 		t.Logf("exec: ended with the container after %s: %s", time.Since(stopped).Round(time.Millisecond), m.Result)

@@ -68,7 +68,7 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": p, "stream_id": "r"}))
 		if m.Error == nil {
 			t.Errorf("read_file %q succeeded: %s", p, m.Result)
-		} else if k := m.kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
+		} else if k := m.Kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
 			t.Errorf("read_file %q: %s %s", p, k, m.Error.Message)
 		}
 		if m = h.await(h.send(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": p})); m.Error == nil && strings.Contains(string(m.Result), "canary.txt") {
@@ -145,7 +145,7 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 			t.Fatalf("exec with cwd %q read the host canary: %q", cwd, out)
 		}
 		if m.Error != nil {
-			t.Logf("cwd %q: %s: %s", cwd, m.kind(), m.Error.Message)
+			t.Logf("cwd %q: %s: %s", cwd, m.Kind(), m.Error.Message)
 		} else {
 			var res protocol.ExecResult
 			_ = json.Unmarshal(m.Result, &res)
