@@ -117,11 +117,28 @@ func (p *Provider) ensureKeeperVolume(ctx context.Context, refs helperRefs, keep
 }
 
 // removeHelper removes a helper container on a fresh context: it runs on
-// every exit path, including after the caller's context ended.
+// every exit path, including after the caller's context ended. It returns
+// once the container is gone (or the bound passed), so the volume it
+// mounted is free for whoever comes next.
 func (p *Provider) removeHelper(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.timing.api)
 	defer cancel()
-	_, _ = p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if isRemovalInProgress(err) {
+		p.awaitRemoval(ctx, id)
+	}
+}
+
+// awaitRemoval waits until a container that someone else is removing is
+// gone. A helper that exits on its own is auto-removed by the engine, and
+// a forced remove that meets that removal returns at once with "already in
+// progress" while the container still holds its mounts.
+func (p *Provider) awaitRemoval(ctx context.Context, id string) {
+	w := p.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	select { // the client's goroutine sends exactly one of the two
+	case <-w.Result:
+	case <-w.Error:
+	}
 }
 
 type tarEntry func(*tar.Writer) error

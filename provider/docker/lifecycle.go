@@ -101,6 +101,9 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 		return false, err
 	}
 	if c.State != nil && c.State.Status == container.StateRemoving {
+		cctx, cancel := p.callCtx(ctx)
+		defer cancel()
+		p.awaitRemoval(cctx, sandboxID)
 		return false, nil
 	}
 	if c.State != nil && c.State.Running {
@@ -128,7 +131,12 @@ func (p *Provider) remove(id string) (bool, error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case cerrdefs.IsNotFound(err), isRemovalInProgress(err):
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	case isRemovalInProgress(err):
+		// Another caller is removing it; terminate still answers only once
+		// the sandbox is gone and its volumes are free.
+		p.awaitRemoval(ctx, id)
 		return false, nil
 	case strings.Contains(err.Error(), "is already in progress"):
 		return false, nil

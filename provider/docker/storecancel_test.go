@@ -3,9 +3,12 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/protocol"
 )
@@ -87,5 +90,31 @@ func TestStoreHelperHeaderIsBounded(t *testing.T) {
 	t.Logf("header wait on a frozen engine: %v after %s", ferr, took.Round(time.Millisecond))
 	if protocol.KindOf(ferr) != protocol.KindTransient || !errors.Is(ferr, errEngineTimeout) || took > 15*time.Second {
 		t.Fatalf("header wait: %v (kind %s) after %s; want transient within ~3s", ferr, protocol.KindOf(ferr), took)
+	}
+}
+
+// Close returns once the helper is gone. A helper that ran to its end is
+// auto-removed by the engine, and a forced remove meeting that removal
+// returns at once ("already in progress") while the container still
+// mounts the volume: a volume removal right after Close then failed with
+// "volume is in use".
+func TestStoreHelperCloseFreesTheVolume(t *testing.T) {
+	needEngine(t)
+	p, _ := newTestProvider(t)
+	for i := range 8 {
+		vol := fmt.Sprintf("%s-free%d", runID, i)
+		if err := p.ensureStoreVolume(testCtx(t), vol, testOwner(t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = p.cli.VolumeRemove(context.Background(), vol, client.VolumeRemoveOptions{Force: true}) })
+		run, err := p.storeHelper(testCtx(t), vol, ".", "ls", "--", ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, run.stdout) // to EOF: the helper has exited
+		run.Close()
+		if _, err := p.cli.VolumeRemove(context.Background(), vol, client.VolumeRemoveOptions{}); err != nil {
+			t.Fatalf("round %d: the volume is still held after Close: %v", i, err)
+		}
 	}
 }
