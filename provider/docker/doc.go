@@ -14,8 +14,10 @@
 //	                   mounted: only named volumes
 //	init               docker-init is pid 1 and reaps zombies          fixed
 //	processes          512 (pids limit; stops fork bombs). Threads     spec.pids_limit
-//	                   count: each running exec's keeper holds ~9, so
-//	                   about 50 execs run at once by default
+//	                   count: each running exec holds ~9 (keeper and
+//	                   command), so about 50 execs run at once by
+//	                   default; the next is refused as quota, naming
+//	                   pids_limit (pids.go)
 //	network            none (only lo)                                  spec.network: "bridge" or a
 //	                                                                   network name; "host" and
 //	                                                                   "container:..." are refused

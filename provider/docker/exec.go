@@ -69,6 +69,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	st, err := proc.awaitStatus(cctx)
 	if err != nil {
 		proc.abandon()
+		if full := p.pidsExhausted(ctx, sandboxID); full != nil {
+			return nil, full
+		}
 		return nil, classify(cctx, "exec start", err)
 	}
 	proc.oomBefore = st.oomKills

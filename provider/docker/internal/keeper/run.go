@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -60,6 +61,10 @@ func run(args []string) int {
 		status("err", keeperproto.KindInternal, "keeper: stdin: "+err.Error())
 		return 126
 	}
+	// One P: a second one only adds spinning threads, which would count
+	// against the pids limit too.
+	runtime.GOMAXPROCS(1)
+	reserveThreads(runThreads)
 	status("ok", fmt.Sprint(oomKills()), "")
 
 	killer := newTreeKiller()

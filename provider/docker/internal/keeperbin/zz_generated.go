@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "94db47058589e5ed68eaf49bff74582358bb55389797836264ee47d1eed0848b"
+const BuiltFrom = "8b6a8aafc5ecaf7347067691e6eec9923364b0ae3a0d5b6b14cef77839278f81"

@@ -1,0 +1,59 @@
+package docker
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// Execs held open in a sandbox with a small pids limit: the first that
+// does not fit is refused as quota, naming pids_limit, instead of the
+// runtime's "read init-p: connection reset by peer". Every exec that did
+// start is still the keeper's: none died later unable to make a thread
+// (exit 2, its child orphaned), so the kill ends each with SIGKILL and
+// nothing is left running. Once they end, there is room again.
+func TestExecBeyondThePidsLimitIsQuota(t *testing.T) {
+	needEngine(t)
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{PidsLimit: 48}, nil)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	var wg sync.WaitGroup
+	results := make(chan result, 20)
+	var refused error
+	for range 20 {
+		proc, err := p.Exec(ctx, id, provider.ExecRequest{Argv: []string{"sleep", "300"}})
+		if err != nil {
+			refused = err
+			break
+		}
+		wg.Go(func() { results <- collect(proc) })
+	}
+	if refused == nil {
+		t.Fatal("20 held-open execs all started under pids_limit 48")
+	}
+	t.Logf("refused: %v", refused)
+	if protocol.KindOf(refused) != protocol.KindQuota || !strings.Contains(refused.Error(), "pids_limit 48") {
+		t.Fatalf("the exec that did not fit: %v (kind %s); want quota naming pids_limit 48", refused, protocol.KindOf(refused))
+	}
+	cancel()
+	wg.Wait()
+	close(results)
+	n := 0
+	for r := range results {
+		n++
+		if r.err != nil || r.status.Signal != "SIGKILL" {
+			t.Errorf("an exec that started ended %+v %v; stderr %q", r.status, r.err, r.stderr)
+		}
+	}
+	if n == 0 {
+		t.Fatal("not one exec started under pids_limit 48")
+	}
+	if ps := processes(t, p, id); strings.Contains(ps, "sleep") {
+		t.Fatalf("processes of the execs survive:\n%s", ps)
+	}
+}
