@@ -33,26 +33,33 @@ func (pr *process) Wait() (provider.ExitStatus, error) {
 func (pr *process) wait() (provider.ExitStatus, error) {
 	t := pr.p.timing
 	pause := 10 * time.Millisecond
+	streamEnded := false
 	var unreachableSince time.Time
 	fallbackSent := false
 	for {
 		// Until the stream ends, its end is the likely moment of exit;
-		// after that, only the clock. The engine marks the exec done a few
-		// milliseconds after the stream closes.
-		timer := time.NewTimer(pause)
-		if closed(pr.demux.done) {
-			<-timer.C
-		} else {
+		// after that, only the clock. The engine marks the exec done about
+		// a millisecond after the stream closes, so the first look is at
+		// once and the next ones from half a millisecond up, rather than a
+		// full back-off step past it. The stream may well have ended
+		// before Wait was called (a short command, readers that were
+		// quick): that counts as the end too.
+		switch {
+		case !streamEnded && closed(pr.demux.done):
+			streamEnded, pause = true, time.Millisecond/2
+		case !streamEnded:
+			timer := time.NewTimer(pause)
 			select {
 			case <-pr.demux.done:
 				timer.Stop()
-				// The exit is a millisecond or so away: poll from 1ms up
-				// rather than sleeping a full back-off step past it.
-				pause = time.Millisecond / 2
+				streamEnded, pause = true, time.Millisecond/2
 			case <-timer.C:
+				pause = min(pause*2, t.poll)
 			}
+		default:
+			time.Sleep(pause)
+			pause = min(pause*2, t.poll)
 		}
-		pause = min(pause*2, t.poll)
 		attempt := time.Now()
 		ctx, cancel := context.WithTimeoutCause(context.Background(), min(t.api, t.engineGrace), errEngineTimeout)
 		ins, err := pr.p.cli.ExecInspect(ctx, pr.exec, client.ExecInspectOptions{})
