@@ -17,6 +17,10 @@ import (
 // as long as the exec runs.
 const execPidsHeadroom = 16
 
+// pidsPerExec is what a running exec holds, measured: the keeper's
+// threads and the command.
+const pidsPerExec = 9
+
 // pidsExhausted explains an exec that did not start because the sandbox
 // has no room for another process. Without it the host sees the runtime's
 // own words ("read init-p: connection reset by peer") or a keeper that
@@ -44,6 +48,6 @@ func (p *Provider) pidsExhausted(ctx context.Context, sandboxID string) error {
 		return nil
 	}
 	return protocol.Errorf(protocol.KindQuota,
-		"exec: sandbox %s is at its process limit: %d of pids_limit %d in use (threads count; each running exec holds about %d for its keeper). Wait for an exec to end, or create the sandbox with a higher spec.pids_limit",
-		sandboxID[:12], stats.Pids.Current, stats.Pids.Limit, execPidsHeadroom/2)
+		"exec: sandbox %s is at its process limit: %d of pids_limit %d in use (threads count: each running exec holds about %d, its keeper's threads and the command). Wait for an exec to end, or create the sandbox with a higher spec.pids_limit",
+		sandboxID[:12], stats.Pids.Current, stats.Pids.Limit, pidsPerExec)
 }
