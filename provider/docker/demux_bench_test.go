@@ -74,47 +74,36 @@ func BenchmarkExecOutputPath(b *testing.B) {
 			b.Fatalf("read %d bytes, want %d", total, perOp)
 		}
 	}
-	b.Run("demuxer", func(b *testing.B) {
-		b.SetBytes(perOp)
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			src, conn := newSource()
-			d := newDemuxer(src, nil)
-			readStdout(b, &d.stdout, &d.stderr)
-			conn.Close()
-		}
-		reportCPU(b, cpu, perOp)
+	path := func(name string, readOne func(b *testing.B, src *bufio.Reader)) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(perOp)
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				src, conn := newSource()
+				readOne(b, src)
+				conn.Close()
+			}
+			reportCPU(b, cpu, perOp)
+		})
+	}
+	path("demuxer", func(b *testing.B, src *bufio.Reader) {
+		d := newDemuxer(src, nil)
+		readStdout(b, &d.stdout, &d.stderr)
 	})
-	b.Run("demuxer_stdout_only", func(b *testing.B) {
-		b.SetBytes(perOp)
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			src, conn := newSource()
-			d := newDemuxer(src, nil)
-			readStdout(b, &d.stdout, bytes.NewReader(nil))
-			conn.Close()
-		}
-		reportCPU(b, cpu, perOp)
+	path("demuxer_stdout_only", func(b *testing.B, src *bufio.Reader) {
+		d := newDemuxer(src, nil)
+		readStdout(b, &d.stdout, bytes.NewReader(nil))
 	})
-	b.Run("stdcopy_pipe", func(b *testing.B) {
-		b.SetBytes(perOp)
-		b.ReportAllocs()
-		cpu := cpuTime()
-		for b.Loop() {
-			src, conn := newSource()
-			outR, outW := io.Pipe()
-			errR, errW := io.Pipe()
-			go func() {
-				_, _ = stdcopy.StdCopy(outW, errW, src)
-				outW.Close()
-				errW.Close()
-			}()
-			readStdout(b, outR, errR)
-			conn.Close()
-		}
-		reportCPU(b, cpu, perOp)
+	path("stdcopy_pipe", func(b *testing.B, src *bufio.Reader) {
+		outR, outW := io.Pipe()
+		errR, errW := io.Pipe()
+		go func() {
+			_, _ = stdcopy.StdCopy(outW, errW, src)
+			outW.Close()
+			errW.Close()
+		}()
+		readStdout(b, outR, errR)
 	})
 }
 
