@@ -69,6 +69,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		}
 		return "", err
 	}
+	p.known.add(created.ID)
 	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
 	return created.ID, nil
 }

@@ -184,4 +184,7 @@ func TestForeignContainersAreNeverTouched(t *testing.T) {
 	if _, err := p.Exec(ctx, ids["not managed"][:12], provider.ExecRequest{Argv: []string{"true"}}); protocol.KindOf(err) != protocol.KindNotFound {
 		t.Errorf("a short id: %v", err)
 	}
+	if _, err := p.Exec(ctx, ids["not managed"], provider.ExecRequest{Argv: []string{"true"}}); protocol.KindOf(err) != protocol.KindNotFound {
+		t.Errorf("Exec(not managed) = %v; want not_found", err)
+	}
 }

@@ -75,6 +75,7 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) {
 		return container.InspectResponse{}, notFound(id)
 	}
+	p.known.add(id)
 	return c, nil
 }
 
@@ -128,6 +129,9 @@ func (p *Provider) remove(id string) (bool, error) {
 	ctx, cancel := p.callCtx(context.Background())
 	defer cancel()
 	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || cerrdefs.IsNotFound(err) {
+		p.known.forget(id)
+	}
 	switch {
 	case err == nil:
 		return true, nil

@@ -44,6 +44,8 @@ type Provider struct {
 
 	helperMu sync.Mutex
 	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
+
+	known knownSandboxes
 }
 
 // timing holds every bound the provider applies on its own. Tests shrink
