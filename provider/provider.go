@@ -135,6 +135,17 @@ type FileWriter interface {
 	WriteFile(ctx context.Context, sandboxID, path string, data []byte, mode uint32) error
 }
 
+// OwnerMemory is the optional ability to answer ReadOwner without asking
+// the backend, for a provider whose owner tags can never change once a
+// sandbox exists (Docker labels are fixed at create). KnownOwner returns the
+// ownerKey tag of a sandbox the provider has already created or read, and
+// ok=false for any other. It does not say whether the sandbox still exists,
+// so it may gate only a call that then fails not_found by itself for a
+// missing sandbox (exec), never read_owner or terminate.
+type OwnerMemory interface {
+	KnownOwner(sandboxID, ownerKey string) (owner string, ok bool)
+}
+
 // Config is what a provider factory receives.
 type Config struct {
 	// StateDir is a directory the provider may keep state in.

@@ -65,7 +65,7 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	if err := s.validateExec(p); err != nil {
 		return nil, err
 	}
-	if err := s.checkOwned(ctx, p.SandboxID); err != nil {
+	if err := s.checkOwnedBeforeExec(ctx, p.SandboxID); err != nil {
 		return nil, err
 	}
 	if err := s.takeExecSlot(); err != nil {

@@ -122,6 +122,7 @@ func (f *fakeProvider) ListOwned(_ context.Context, owner provider.Owner) ([]pro
 }
 
 func (f *fakeProvider) ReadOwner(_ context.Context, id, ownerKey string) (string, error) {
+	f.record("read_owner " + id)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, ok := f.boxes[id]

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateParams) (*protocol.CreateResult, error) {
@@ -126,6 +127,22 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 	return &protocol.WriteFileResult{Bytes: int64(len(p.Data))}, nil
 }
 
+// checkOwnedBeforeExec is checkOwned answered from the provider's memory
+// when it has one: an exec in a sandbox removed since fails not_found at
+// the provider, so only ownership needs an answer here, and it never
+// changes. That saves one backend round trip per exec.
+func (s *session) checkOwnedBeforeExec(ctx context.Context, id string) error {
+	if memory, ok := s.prov.(provider.OwnerMemory); ok {
+		if owner, known := memory.KnownOwner(id, s.owner.Key); known {
+			if owner != s.owner.InstallID {
+				return sandboxNotFound(id)
+			}
+			return nil
+		}
+	}
+	return s.checkOwned(ctx, id)
+}
+
 // checkOwned is the ownership gate in front of every call on a sandbox id: a
 // sandbox of another install is reported exactly as a missing one.
 func (s *session) checkOwned(ctx context.Context, id string) error {
@@ -134,9 +151,13 @@ func (s *session) checkOwned(ctx context.Context, id string) error {
 	case err != nil && protocol.KindOf(err) != protocol.KindNotFound:
 		return err
 	case err != nil || owner != s.owner.InstallID:
-		// One message for missing and foreign, so they cannot be told
-		// apart by its wording.
-		return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
+		return sandboxNotFound(id)
 	}
 	return nil
+}
+
+// sandboxNotFound is one message for missing and foreign, so they cannot be
+// told apart by its wording.
+func sandboxNotFound(id string) error {
+	return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 func TestOwnership(t *testing.T) {
@@ -135,4 +136,56 @@ func TestStoreOpsWithoutStore(t *testing.T) {
 	h.callErr(protocol.MethodStoreListDir, map[string]any{"root": "v"}, protocol.KindInvalidRequest)
 	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "p", "stream_id": "s"}, protocol.KindInvalidRequest)
 	h.callErr(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": "x", "path": "p", "data": ""}, protocol.KindInvalidRequest)
+}
+
+// rememberingFake answers ownership from memory for the sandboxes in it, as
+// the Docker provider does for containers it has seen.
+type rememberingFake struct {
+	*fakeProvider
+	owners map[string]string // sandbox id -> its resident-install-id tag
+}
+
+var _ provider.OwnerMemory = (*rememberingFake)(nil)
+
+func (f *rememberingFake) KnownOwner(id, ownerKey string) (string, bool) {
+	owner, ok := f.owners[id]
+	if ownerKey != "resident-install-id" {
+		return "", ok
+	}
+	return owner, ok
+}
+
+// An exec is gated by the provider's memory of the owner when it has one;
+// read_owner and terminate, which must know the sandbox still exists, ask
+// the provider every time.
+func TestExecOwnershipFromTheProvidersMemory(t *testing.T) {
+	fake := &rememberingFake{fakeProvider: newFake(), owners: map[string]string{"foreign": "other-install"}}
+	fake.plant("foreign", "resident-install-id", "other-install")
+	h := startHost(t, fake)
+	h.initialize(nil)
+	box := newBox(t, h)
+	fake.owners[box] = "test-install"
+
+	var res protocol.ExecResult
+	h.call(protocol.MethodSandboxExec, execParams(box, "e1", "echo", "hi"), &res)
+	if fake.called("read_owner " + box) {
+		t.Error("an exec in a sandbox whose owner the provider remembers asked ReadOwner")
+	}
+	h.callErr(protocol.MethodSandboxExec, execParams("foreign", "e2", "echo"), protocol.KindNotFound)
+	if fake.called("exec echo") {
+		t.Fatal("an exec reached another install's sandbox")
+	}
+	// Not remembered: asked as before.
+	fake.plant("forgotten", "resident-install-id", "test-install")
+	h.call(protocol.MethodSandboxExec, execParams("forgotten", "e3", "echo"), &res)
+	if !fake.called("read_owner forgotten") {
+		t.Error("an exec in a sandbox the provider does not remember skipped ReadOwner")
+	}
+	var owner protocol.ReadOwnerResult
+	h.call(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box}, &owner)
+	var term protocol.TerminateResult
+	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, &term)
+	if !fake.called("read_owner "+box) || !term.Existed {
+		t.Error("read_owner and terminate must ask the provider")
+	}
 }

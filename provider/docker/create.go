@@ -40,8 +40,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		return "", err
 	}
 	var imageEnv []string
+	var imageLabels map[string]string
 	if img.Config != nil {
-		imageEnv = img.Config.Env
+		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
 	}
 	cfg := &container.Config{
 		Image:      spec.Image,
@@ -69,7 +70,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		}
 		return "", err
 	}
-	p.known.add(created.ID)
+	p.known.add(created.ID, engineLabels(labels, imageLabels))
 	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
 	return created.ID, nil
 }

@@ -1,40 +1,64 @@
 package docker
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
-// knownSandboxes remembers ids already seen to carry our sandbox labels, so
-// an exec that follows the resident's ownership check does not inspect the
-// container a second time. It is safe because a container's labels never
-// change and its id is never reused: what the set says stays true for the
-// container's whole life, and a container removed since answers the exec's
-// own create with "no such container". It only ever saves a round trip.
+// knownSandboxes remembers the labels of containers already seen to carry
+// our sandbox labels, so the calls that follow the resident's ownership
+// check do not inspect the container again. It is safe because a
+// container's labels never change and its id is never reused: what the set
+// says stays true for the container's whole life, and a container removed
+// since answers the next engine call with "no such container". It only
+// ever saves a round trip; it never answers whether a sandbox exists.
 type knownSandboxes struct {
-	mu  sync.Mutex
-	ids map[string]struct{}
+	mu     sync.Mutex
+	labels map[string]map[string]string // container id -> its labels, as the engine holds them
 }
 
 // maxKnownSandboxes bounds the set; past it the set starts over, which costs
 // one inspect per sandbox seen again.
 const maxKnownSandboxes = 4096
 
-func (k *knownSandboxes) add(id string) {
+// add records a sandbox's labels; the caller gives up the map.
+func (k *knownSandboxes) add(id string, labels map[string]string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.ids == nil || len(k.ids) >= maxKnownSandboxes {
-		k.ids = make(map[string]struct{})
+	if k.labels == nil || len(k.labels) >= maxKnownSandboxes {
+		k.labels = make(map[string]map[string]string)
 	}
-	k.ids[id] = struct{}{}
+	k.labels[id] = labels
 }
 
 func (k *knownSandboxes) has(id string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	_, ok := k.ids[id]
+	_, ok := k.labels[id]
 	return ok
+}
+
+// label is one label of a known sandbox; ok is false for an unknown id.
+func (k *knownSandboxes) label(id, key string) (value string, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	labels, ok := k.labels[id]
+	return labels[key], ok
 }
 
 func (k *knownSandboxes) forget(id string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.ids, id)
+	delete(k.labels, id)
+}
+
+// engineLabels are the labels the engine gives a container created with
+// ours from an image with its own: the image's fill in the keys ours lack.
+func engineLabels(ours, image map[string]string) map[string]string {
+	out := maps.Clone(image)
+	if out == nil {
+		out = make(map[string]string, len(ours))
+	}
+	maps.Copy(out, ours)
+	return out
 }

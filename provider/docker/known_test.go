@@ -1,12 +1,14 @@
 package docker
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/protocol"
@@ -24,28 +26,80 @@ func (c *inspectCounter) hook(resp *http.Response) {
 	}
 }
 
-// The resident checks ownership (one inspect) before every exec; the exec
-// itself must not inspect the same container again.
-func TestExecAfterTheOwnershipCheckDoesNotInspectAgain(t *testing.T) {
+// The resident checks ownership before every exec. A provider remembers
+// the owner of a sandbox it created, and one that restarted remembers it
+// after one inspect; the exec itself never inspects again.
+func TestOwnershipAndExecInspectAtMostOnce(t *testing.T) {
 	var seen inspectCounter
 	p, _ := newTestProvider(t, client.FromEnv, client.WithHTTPResponseHook(seen.hook))
 	owner := testOwner(t)
 	id := create(t, p, owner, protocol.Spec{}, nil)
 
-	for _, name := range []string{"the provider that made it", "a restarted provider"} {
-		if name == "a restarted provider" {
+	for _, c := range []struct {
+		name     string
+		inspects int64
+	}{{"the provider that made it", 0}, {"a restarted provider", 1}} {
+		if c.name == "a restarted provider" {
 			p, _ = newTestProvider(t, client.FromEnv, client.WithHTTPResponseHook(seen.hook))
+			if _, known := p.KnownOwner(id, owner.Key); known {
+				t.Fatal("a new provider claims to know the sandbox")
+			}
 		}
 		before := seen.n.Load()
-		if got, err := p.ReadOwner(testCtx(t), id, owner.Key); err != nil || got != owner.InstallID {
-			t.Fatalf("%s: ReadOwner = %q, %v", name, got, err)
+		got, known := p.KnownOwner(id, owner.Key)
+		if !known {
+			if got, err := p.ReadOwner(testCtx(t), id, owner.Key); err != nil || got != owner.InstallID {
+				t.Fatalf("%s: ReadOwner = %q, %v", c.name, got, err)
+			}
+			got, known = p.KnownOwner(id, owner.Key)
+		}
+		if !known || got != owner.InstallID {
+			t.Fatalf("%s: KnownOwner = %q, %v", c.name, got, known)
 		}
 		if r := run(t, testCtx(t), p, id, provider.ExecRequest{Argv: []string{"true"}}); r.err != nil || r.status.Code != 0 {
-			t.Fatalf("%s: exec = %+v", name, r)
+			t.Fatalf("%s: exec = %+v", c.name, r)
 		}
-		if n := seen.n.Load() - before; n != 1 {
-			t.Errorf("%s: ownership check and exec made %d container inspects; want 1", name, n)
+		if n := seen.n.Load() - before; n != c.inspects {
+			t.Errorf("%s: the ownership check and the exec made %d container inspects; want %d", c.name, n, c.inspects)
 		}
+	}
+}
+
+// What a provider remembers of a sandbox it created is what the engine
+// holds, image labels included: the image's fill in only the keys ours lack,
+// so an image cannot claim a sandbox for another owner.
+func TestKnownLabelsAreTheEngines(t *testing.T) {
+	p, _ := newTestProvider(t)
+	ctx := testCtx(t)
+	owner := testOwner(t)
+	base, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: testImage, Cmd: []string{"true"}, Labels: map[string]string{"resident-test-run": runID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.cli.ContainerRemove(context.Background(), base.ID, client.ContainerRemoveOptions{Force: true})
+	image := "resident-test/labelled:" + runID
+	changes := []string{"LABEL " + owner.Key + "=intruder", "LABEL from-the-image=yes"}
+	if _, err := p.cli.ContainerCommit(ctx, base.ID, client.ContainerCommitOptions{Reference: image, Changes: changes}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = p.cli.ImageRemove(context.Background(), image, client.ImageRemoveOptions{Force: true})
+	})
+	id := create(t, p, owner, protocol.Spec{Image: image}, map[string]string{"job": "j1"})
+	ins, err := p.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range ins.Container.Config.Labels {
+		if got, known := p.KnownOwner(id, key); !known || got != want {
+			t.Errorf("label %s: remembered %q (known %v); the engine holds %q", key, got, known, want)
+		}
+	}
+	if got, _ := p.KnownOwner(id, owner.Key); got != owner.InstallID {
+		t.Errorf("owner remembered as %q", got)
+	}
+	if got, _ := p.KnownOwner(id, "from-the-image"); got != "yes" {
+		t.Errorf("the image's own label remembered as %q", got)
 	}
 }
 
@@ -89,14 +143,14 @@ func TestExecInASandboxRemovedElsewhereIsNotFound(t *testing.T) {
 func TestKnownSandboxesStartOverWhenFull(t *testing.T) {
 	var k knownSandboxes
 	for i := range maxKnownSandboxes {
-		k.add(fmt.Sprintf("%064x", i))
+		k.add(fmt.Sprintf("%064x", i), nil)
 	}
-	if len(k.ids) != maxKnownSandboxes {
-		t.Fatalf("%d ids known; want %d", len(k.ids), maxKnownSandboxes)
+	if len(k.labels) != maxKnownSandboxes {
+		t.Fatalf("%d ids known; want %d", len(k.labels), maxKnownSandboxes)
 	}
-	k.add("the next")
-	if len(k.ids) != 1 || !k.has("the next") {
-		t.Errorf("after the bound the set holds %d ids", len(k.ids))
+	k.add("the next", nil)
+	if len(k.labels) != 1 || !k.has("the next") {
+		t.Errorf("after the bound the set holds %d ids", len(k.labels))
 	}
 	k.forget("the next")
 	if k.has("the next") {

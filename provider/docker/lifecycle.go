@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,8 +76,15 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) {
 		return container.InspectResponse{}, notFound(id)
 	}
-	p.known.add(id)
+	p.known.add(id, maps.Clone(c.Config.Labels))
 	return c, nil
+}
+
+// KnownOwner answers as ReadOwner would, from memory and without asking the
+// engine, for a sandbox this provider has already created or inspected: a
+// container's labels never change. Whether it still exists is not answered.
+func (p *Provider) KnownOwner(sandboxID, ownerKey string) (string, bool) {
+	return p.known.label(sandboxID, ownerKey)
 }
 
 // ReadOwner returns the ownerKey label of one of our sandboxes.

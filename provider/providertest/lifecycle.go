@@ -88,6 +88,14 @@ func runLifecycle(t *testing.T, h Harness) {
 		if owner, err := e.p.ReadOwner(ctx(t), id, "no-such-key"); err != nil || owner != "" {
 			t.Errorf("ReadOwner(no-such-key) = %q, %v; want \"\"", owner, err)
 		}
+		// A provider that remembers owners never contradicts ReadOwner.
+		if memory, ok := e.p.(provider.OwnerMemory); ok {
+			for key, want := range map[string]string{OwnerKey: e.owner.InstallID, "other": "x", "no-such-key": ""} {
+				if owner, known := memory.KnownOwner(id, key); known && owner != want {
+					t.Errorf("KnownOwner(%s) = %q; ReadOwner says %q", key, owner, want)
+				}
+			}
+		}
 	})
 
 	t.Run("terminate_is_idempotent", func(t *testing.T) {
