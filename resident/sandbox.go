@@ -130,13 +130,12 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 // checkOwnedBeforeExec is checkOwned answered from the provider's memory
 // when it has one: an exec in a sandbox removed since fails not_found at
 // the provider, so only ownership needs an answer here, and it never
-// changes. That saves one backend round trip per exec.
+// changes. That saves one backend round trip per exec. A remembered
+// foreign sandbox still goes the long way, so it is refused as slowly as a
+// missing one and its existence cannot be timed.
 func (s *session) checkOwnedBeforeExec(ctx context.Context, id string) error {
 	if memory, ok := s.prov.(provider.OwnerMemory); ok {
-		if owner, known := memory.KnownOwner(id, s.owner.Key); known {
-			if owner != s.owner.InstallID {
-				return sandboxNotFound(id)
-			}
+		if owner, known := memory.KnownOwner(id, s.owner.Key); known && owner == s.owner.InstallID {
 			return nil
 		}
 	}

@@ -175,6 +175,9 @@ func TestExecOwnershipFromTheProvidersMemory(t *testing.T) {
 	if fake.called("exec echo") {
 		t.Fatal("an exec reached another install's sandbox")
 	}
+	if !fake.called("read_owner foreign") {
+		t.Error("a remembered foreign sandbox was refused without asking, faster than a missing one")
+	}
 	// Not remembered: asked as before.
 	fake.plant("forgotten", "resident-install-id", "test-install")
 	h.call(protocol.MethodSandboxExec, execParams("forgotten", "e3", "echo"), &res)

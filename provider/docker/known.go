@@ -21,8 +21,20 @@ type knownSandboxes struct {
 // one inspect per sandbox seen again.
 const maxKnownSandboxes = 4096
 
+// maxKnownLabelBytes bounds what one sandbox may hold in the set. Image
+// labels have no size limit of their own; a sandbox with more is not
+// remembered and costs an inspect per exec, as before.
+const maxKnownLabelBytes = 16 << 10
+
 // add records a sandbox's labels; the caller gives up the map.
 func (k *knownSandboxes) add(id string, labels map[string]string) {
+	size := 0
+	for key, value := range labels {
+		size += len(key) + len(value)
+	}
+	if size > maxKnownLabelBytes {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.labels == nil || len(k.labels) >= maxKnownSandboxes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,13 +16,14 @@ import (
 	"github.com/resident-dev/resident/provider"
 )
 
-// inspectCounter counts the engine's answers to container inspects.
+// inspectCounter counts the engine's answers to container inspects
+// (GET /v1.NN/containers/<full id>/json; a list is /containers/json).
 type inspectCounter struct{ n atomic.Int64 }
 
+var containerInspectPath = regexp.MustCompile(`^/v[0-9.]+/containers/[0-9a-f]{64}/json$`)
+
 func (c *inspectCounter) hook(resp *http.Response) {
-	if resp != nil && resp.Request != nil && resp.Request.Method == http.MethodGet &&
-		strings.HasPrefix(resp.Request.URL.Path, "/v") && strings.Contains(resp.Request.URL.Path, "/containers/") &&
-		strings.HasSuffix(resp.Request.URL.Path, "/json") {
+	if resp != nil && resp.Request != nil && resp.Request.Method == http.MethodGet && containerInspectPath.MatchString(resp.Request.URL.Path) {
 		c.n.Add(1)
 	}
 }
@@ -155,5 +157,9 @@ func TestKnownSandboxesStartOverWhenFull(t *testing.T) {
 	k.forget("the next")
 	if k.has("the next") {
 		t.Error("forget kept the id")
+	}
+	k.add("huge", map[string]string{"from-the-image": strings.Repeat("x", maxKnownLabelBytes)})
+	if k.has("huge") {
+		t.Error("a sandbox with more label bytes than the bound was remembered")
 	}
 }

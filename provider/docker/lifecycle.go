@@ -68,6 +68,7 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 	res, err := p.cli.ContainerInspect(cctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
+			p.known.forget(id)
 			return container.InspectResponse{}, notFound(id)
 		}
 		return container.InspectResponse{}, classify(cctx, "container inspect", err)
