@@ -115,6 +115,12 @@
 // after 3s, then removes the container and its scratch volumes; a missing
 // container or one already being removed is success with existed=false.
 //
+// Labels never change and ids are never reused, so the provider remembers
+// the labels of the sandboxes it created or inspected (known.go) and offers
+// them as provider.OwnerMemory: an exec then makes the engine calls a bare
+// exec makes and no more. Whether a sandbox runs is asked only when the
+// engine refuses an exec; read_owner and terminate always ask the engine.
+//
 // # Errors, timeouts, credentials
 //
 // Engine errors are classified once (errors.go) with containerd/errdefs: not
