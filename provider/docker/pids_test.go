@@ -15,7 +15,7 @@ import (
 // runtime's "read init-p: connection reset by peer". Every exec that did
 // start is still the keeper's: none died later unable to make a thread
 // (exit 2, its child orphaned), so the kill ends each with SIGKILL and
-// nothing is left running. Once they end, there is room again.
+// nothing is left running.
 func TestExecBeyondThePidsLimitIsQuota(t *testing.T) {
 	needEngine(t)
 	p, _ := newTestProvider(t)
@@ -46,7 +46,10 @@ func TestExecBeyondThePidsLimitIsQuota(t *testing.T) {
 	n := 0
 	for r := range results {
 		n++
-		if r.err != nil || r.status.Signal != "SIGKILL" {
+		// An exec whose fork lost the last pid to the next exec's keeper
+		// (after its "ok") ends 126 saying so; nothing of it runs.
+		lostTheFork := r.err == nil && r.status.Code == 126 && strings.Contains(r.stderr, "at its pids limit")
+		if !lostTheFork && (r.err != nil || r.status.Signal != "SIGKILL") {
 			t.Errorf("an exec that started ended %+v %v; stderr %q", r.status, r.err, r.stderr)
 		}
 	}

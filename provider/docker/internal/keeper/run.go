@@ -64,10 +64,16 @@ func run(args []string) int {
 	// One P: a second one only adds spinning threads, which would count
 	// against the pids limit too.
 	runtime.GOMAXPROCS(1)
+	killer := newTreeKiller()
+	// Before the threads are counted: os/signal's first Notify gives the
+	// runtime a goroutine locked to a thread of its own for good, a thread
+	// made late (after "ok") unless it is made now.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() { <-sigs; killer.trigger() }()
 	reserveThreads(runThreads)
 	status("ok", fmt.Sprint(oomKills()), "")
 
-	killer := newTreeKiller()
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
 		Env:   os.Environ(),
 		Files: []*os.File{childIn, os.Stdout, os.Stderr},
@@ -76,6 +82,11 @@ func run(args []string) int {
 		Sys: &syscall.SysProcAttr{Setpgid: true},
 	})
 	childIn.Close()
+	if errors.Is(err, syscall.EAGAIN) {
+		// Another exec took the last pid between our "ok" and this fork.
+		fmt.Fprintf(os.Stderr, "resident: exec %q: the sandbox is at its pids limit (%v)\n", argv[0], err)
+		return 126
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "resident: exec %q: %v\n", argv[0], err)
 		return 126
@@ -84,9 +95,6 @@ func run(args []string) int {
 	if *deadlineMS > 0 {
 		time.AfterFunc(time.Duration(*deadlineMS)*time.Millisecond, killer.trigger)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	go func() { <-sigs; killer.trigger() }()
 	go killer.loop()
 
 	code := reap(proc.Pid)

@@ -21,20 +21,27 @@ const runThreads = 5
 // would orphan a running child and report exit 2.
 //
 // Each goroutine locks itself to a thread and parks until all are in, so
-// the runtime must give each its own; once unlocked they stay in the idle
-// pool.
+// the runtime must give each its own. Then each unlocks and ends, and only
+// when all have ended does the caller go on: a locked goroutine still
+// waiting to run needs its own thread, so a syscall in the caller (the
+// "ok" line) would make the runtime hand the single P to a new thread it
+// may not be allowed to make. Once they have ended, every thread but the
+// caller's is idle, and the runtime reuses idle threads before it makes one.
 func reserveThreads(n int) {
-	var in, release sync.WaitGroup
-	release.Add(1)
+	var in, out sync.WaitGroup
+	release := make(chan struct{})
 	for range n - 1 { // the calling goroutine's thread is one of them
 		in.Add(1)
+		out.Add(1)
 		go func() {
+			defer out.Done()
 			runtime.LockOSThread()
 			in.Done()
-			release.Wait()
+			<-release
 			runtime.UnlockOSThread()
 		}()
 	}
 	in.Wait()
-	release.Done()
+	close(release)
+	out.Wait()
 }

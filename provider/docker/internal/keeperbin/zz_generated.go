@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "8b6a8aafc5ecaf7347067691e6eec9923364b0ae3a0d5b6b14cef77839278f81"
+const BuiltFrom = "de19a1753ca0e2cf8b5e70125c205c321deb73bd7f6c2a199e283bb18428bdca"
