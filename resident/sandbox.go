@@ -150,13 +150,9 @@ func (s *session) checkOwned(ctx context.Context, id string) error {
 	case err != nil && protocol.KindOf(err) != protocol.KindNotFound:
 		return err
 	case err != nil || owner != s.owner.InstallID:
-		return sandboxNotFound(id)
+		// One message for missing and foreign, so they cannot be told
+		// apart by its wording.
+		return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
 	}
 	return nil
-}
-
-// sandboxNotFound is one message for missing and foreign, so they cannot be
-// told apart by its wording.
-func sandboxNotFound(id string) error {
-	return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
 }
