@@ -5,16 +5,22 @@
 // # What it promises
 //
 //   - Every occurrence of a registered literal form is masked, wherever the
-//     writes to a Stream split it. A form is a secret (AddSecret) or one of:
-//     standard and URL-safe base64, padded and unpadded, whole and as the
-//     stable inner part at each of the three byte alignments (so a secret
-//     inside a larger base64 blob is caught: the one or two characters at
-//     each end that mix in neighbouring bytes stay visible); URL query and
-//     path escaping; the inside of a JSON string as encoding/json writes it,
-//     with and without its HTML-safe \u003c-style escapes; the inside of a
-//     strconv.Quote string. Multi-line values are registered whole (LF and
-//     CRLF, with and without the trailing newline) and per line, each line
-//     with every encoding.
+//     writes to a Stream split it. The forms of a secret are the rows of one
+//     table (Forms, forms.go): the raw value; the inside of a JSON string as
+//     encoding/json writes it (with and without its HTML-safe \u003c-style
+//     escapes), as zap writes it (\u0008, not \b), and ASCII-only with
+//     \uXXXX escapes and surrogate pairs (lower- and upper-case hex, as
+//     Python's json.dumps and Jackson write it); the inside of strconv.Quote
+//     and strconv.QuoteToASCII; URL query, path and userinfo escaping, and
+//     every byte outside RFC 3986's unreserved set percent-encoded (upper-
+//     and lower-case hex); standard and URL-safe base64, padded and
+//     unpadded, whole and as the stable inner part at each of the three byte
+//     alignments (so a secret inside a larger base64 blob is caught: the one
+//     or two characters at each end that mix in neighbouring bytes stay
+//     visible). Every form is registered again as the JSON rows spell it,
+//     since frames and log lines quote their strings. Multi-line values are
+//     registered whole (LF and CRLF, with and without the trailing newline)
+//     and per line, each line with every row.
 //   - Overlapping or nested matches become a single Mask, and at each
 //     position the longest form wins, so no fragment of a longer secret
 //     survives because a shorter one matched first.
@@ -30,9 +36,12 @@
 // # What it cannot do
 //
 //   - A process that knows a secret can always leak it in a form not listed
-//     above: reversed, hex-encoded, compressed, encrypted, split across
-//     lines, one character per line, or base64 of a base64. Scrubbing
+//     above: reversed, hex-encoded, base32, compressed, encrypted, split
+//     across lines, one character per line, base64 of a base64, JSON with
+//     an escape chosen per character, or a mix of two rows. Scrubbing
 //     stops accidents, not a hostile sandbox.
+//   - A token pattern matches the token as printed; its base64 or other
+//     encodings are not matched (only registered literals have forms).
 //   - Values shorter than MinSecretLen, and derived forms shorter than it,
 //     are not registered.
 //   - Bytes a Stream emitted before a secret was added cannot be recalled.

@@ -1,63 +1,89 @@
 package hardening
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"net/url"
+	"slices"
 	"strconv"
-	"strings"
 )
 
-// registrable reports whether v carries enough non-space bytes to be worth
-// masking. Shorter values would mask ordinary words and digits all over the
-// output, and they also bound how far the matcher's window can skip.
-func registrable(v string) bool {
-	return len(strings.TrimSpace(v)) >= MinSecretLen
+// Form is one spelling of a secret that the scrubber masks. The table
+// returned by Forms is the whole of the promise: a secret is masked under
+// every row, and under nothing else (README, "What the scrubber promises").
+type Form struct {
+	// Name identifies the row in tests and documentation.
+	Name string
+	// Spell returns value in this form; "" when the form cannot express it.
+	Spell func(value string) string
+	// Fragment is set for the stable middle of an encoding of a larger text
+	// (base64 at a byte alignment): a part of what a process prints, not a
+	// whole encoding of the value.
+	Fragment bool
+	// Nests is set for the spellings the resident's own output gives its
+	// strings: frames are written by encoding/json and logs by zap. Every
+	// form is also registered as spelled by each nesting row, so a form
+	// quoted in an error message or a log field is masked there too.
+	Nests bool
 }
 
-// formsOf returns every literal form under which value is masked, or nil if
-// value is degenerate. Multi-line values (PEM keys) are registered whole, with
-// LF and CRLF line endings and without the trailing newline that shells and
-// templates like to drop, and line by line, because a tool that prints the
-// key often reflows or prefixes it.
-func formsOf(value string) []string {
-	if !registrable(value) {
-		return nil
+// formTable is the single list of encodings. Rows that coincide for a
+// given value (most do, for an alphanumeric one) collapse when registered.
+var formTable = []Form{
+	{Name: "raw", Spell: func(v string) string { return v }},
+	{Name: "json", Spell: func(v string) string { return jsonInner(v, true) }, Nests: true},
+	{Name: "json-no-html", Spell: func(v string) string { return jsonInner(v, false) }, Nests: true},
+	{Name: "json-zap", Spell: zapInner, Nests: true},
+	{Name: "json-ascii", Spell: func(v string) string { return asciiJSONInner(v, lowerHex) }},
+	{Name: "json-ascii-upper", Spell: func(v string) string { return asciiJSONInner(v, upperHex) }},
+	{Name: "go-quoted", Spell: func(v string) string { return unquoted(strconv.Quote(v)) }},
+	{Name: "go-quoted-ascii", Spell: func(v string) string { return unquoted(strconv.QuoteToASCII(v)) }},
+	{Name: "url-query", Spell: url.QueryEscape},
+	{Name: "url-path", Spell: url.PathEscape},
+	{Name: "url-userinfo", Spell: func(v string) string { return url.UserPassword("u", v).String()[2:] }},
+	{Name: "percent-upper", Spell: func(v string) string { return percentAll(v, upperHex) }},
+	{Name: "percent-lower", Spell: func(v string) string { return percentAll(v, lowerHex) }},
+	{Name: "base64-std", Spell: base64Whole(base64.StdEncoding)},
+	{Name: "base64-std-raw", Spell: base64Whole(base64.RawStdEncoding)},
+	{Name: "base64-url", Spell: base64Whole(base64.URLEncoding)},
+	{Name: "base64-url-raw", Spell: base64Whole(base64.RawURLEncoding)},
+	{Name: "base64-std-inner-0", Spell: base64Inner(base64.RawStdEncoding, 0), Fragment: true},
+	{Name: "base64-std-inner-1", Spell: base64Inner(base64.RawStdEncoding, 1), Fragment: true},
+	{Name: "base64-std-inner-2", Spell: base64Inner(base64.RawStdEncoding, 2), Fragment: true},
+	{Name: "base64-url-inner-0", Spell: base64Inner(base64.RawURLEncoding, 0), Fragment: true},
+	{Name: "base64-url-inner-1", Spell: base64Inner(base64.RawURLEncoding, 1), Fragment: true},
+	{Name: "base64-url-inner-2", Spell: base64Inner(base64.RawURLEncoding, 2), Fragment: true},
+}
+
+// Forms returns the table of encodings a secret is masked under, in order.
+// Tests iterate it to hold every output surface to every row.
+func Forms() []Form { return slices.Clone(formTable) }
+
+// spellAll adds v under every row of the table. Forms shorter than
+// MinSecretLen are dropped because they would match noise.
+func spellAll(set map[string]struct{}, v string) {
+	for _, row := range formTable {
+		if f := row.Spell(v); len(f) >= MinSecretLen {
+			set[f] = struct{}{}
+		}
 	}
-	set := make(map[string]struct{})
-	if !strings.ContainsAny(value, "\r\n") {
-		addEncodings(set, value)
-		if t := strings.TrimSpace(value); t != value {
-			addEncodings(set, t)
-		}
-	} else {
-		lf := strings.ReplaceAll(value, "\r\n", "\n")
-		trimmed := strings.TrimRight(lf, "\n")
-		for _, whole := range []string{lf, trimmed} {
-			addEncodings(set, whole)
-			addEncodings(set, strings.ReplaceAll(whole, "\n", "\r\n"))
-		}
-		for line := range strings.SplitSeq(lf, "\n") {
-			line = strings.TrimSuffix(line, "\r")
-			if registrable(line) {
-				addEncodings(set, line)
-				addEncodings(set, strings.TrimSpace(line))
-			}
-		}
-	}
-	// Every frame is scrubbed as JSON text, where a form holding a quote, a
-	// backslash or one of <>& (the URL-path, userinfo and Go-quoted forms
-	// of such a secret) is spelled escaped: "%2Fa&b" becomes "%2Fa\u0026b".
-	// Registering each form's escaped spelling catches it there too.
+}
+
+// nestAll adds every form of set as each nesting row spells it: a form that
+// holds a quote, a backslash, a control character or one of <>& (the URL-path
+// or Go-quoted form of such a secret, or its ASCII-escaped JSON) is written
+// escaped inside a frame or a log line, "%2Fa&b" as "%2Fa\u0026b".
+func nestAll(set map[string]struct{}) []string {
 	out := make([]string, 0, 2*len(set))
 	for f := range set {
 		out = append(out, f)
 	}
 	for _, f := range out[:len(out):len(out)] {
-		for _, html := range []bool{true, false} {
-			if e := jsonInner(f, html); e != f {
-				if _, dup := set[e]; !dup && len(e) >= MinSecretLen {
+		for _, row := range formTable {
+			if !row.Nests {
+				continue
+			}
+			if e := row.Spell(f); e != f && len(e) >= MinSecretLen {
+				if _, dup := set[e]; !dup {
 					set[e] = struct{}{}
 					out = append(out, e)
 				}
@@ -65,62 +91,4 @@ func formsOf(value string) []string {
 		}
 	}
 	return out
-}
-
-// addEncodings adds v and the encodings a process is likely to print it in.
-// Forms identical to one already present collapse in the set; forms shorter
-// than MinSecretLen are dropped because they would match noise.
-func addEncodings(set map[string]struct{}, v string) {
-	add := func(f string) {
-		if len(f) >= MinSecretLen {
-			set[f] = struct{}{}
-		}
-	}
-	add(v)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		add(enc.EncodeToString([]byte(v)))
-		raw := enc.WithPadding(base64.NoPadding)
-		add(raw.EncodeToString([]byte(v)))
-		for align := range 3 {
-			add(base64Stable(raw, v, align))
-		}
-	}
-	add(url.QueryEscape(v))
-	add(url.PathEscape(v))
-	add(jsonInner(v, true))
-	add(jsonInner(v, false))
-	q := strconv.Quote(v)
-	add(q[1 : len(q)-1])
-}
-
-// base64Stable returns the part of the encoding of v that does not depend on
-// the bytes around it when v starts align bytes into a base64 group: the
-// first and last characters mix bits of v with bits of its neighbours, so
-// they are trimmed. This catches a secret embedded in a larger encoded blob
-// (a basic-auth header, a JSON config base64'd into an env var).
-func base64Stable(enc *base64.Encoding, v string, align int) string {
-	buf := make([]byte, align+len(v))
-	copy(buf[align:], v)
-	s := enc.EncodeToString(buf)
-	// Character k carries bits [6k, 6k+6); keep those wholly inside v's bits.
-	lo := (8*align + 5) / 6
-	hi := 8 * len(buf) / 6
-	if hi <= lo {
-		return ""
-	}
-	return s[lo:hi]
-}
-
-// jsonInner returns v as encoding/json writes it inside a string, with and
-// without the HTML-safe escapes of <, > and & (json.Marshal uses them,
-// an Encoder with SetEscapeHTML(false) does not).
-func jsonInner(v string, escapeHTML bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(escapeHTML)
-	if err := enc.Encode(v); err != nil {
-		return ""
-	}
-	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	return string(out[1 : len(out)-1])
 }

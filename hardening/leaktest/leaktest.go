@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,24 +18,17 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// Forms are the texts a leaked secret would show up as: raw, the stable
-// middle of base64 (standard and URL alphabets) at the three byte
-// alignments, URL query, path and userinfo escaping, JSON and Go escaping.
+// Forms are the texts a leaked secret would show up as, by row name: every
+// row of the scrubber's form table (hardening.Forms), so a row added there is
+// checked on every surface at once. Rows that cannot spell the secret, or
+// spell it too short to be registered, are left out.
 func Forms(secret string) map[string]string {
-	forms := map[string]string{"raw": secret}
-	for pad := range 3 {
-		for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding} {
-			full := enc.EncodeToString([]byte(strings.Repeat("x", pad) + secret))
-			forms["base64-"+name+"/"+strconv.Itoa(pad)] = full[4 : len(full)-4]
+	forms := map[string]string{}
+	for _, row := range hardening.Forms() {
+		if f := row.Spell(secret); len(f) >= hardening.MinSecretLen {
+			forms[row.Name] = f
 		}
 	}
-	forms["url-query"] = url.QueryEscape(secret)
-	forms["url-path"] = url.PathEscape(secret)
-	forms["url-userinfo"] = url.UserPassword("u", secret).String()[2:]
-	j, _ := json.Marshal(secret)
-	forms["json"] = string(j[1 : len(j)-1])
-	q := strconv.Quote(secret)
-	forms["go-quoted"] = q[1 : len(q)-1]
 	return forms
 }
 
