@@ -97,6 +97,13 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 
 // validID accepts a string or an integer in [0, 2^53]; it returns the id to
 // echo (nil when absent or unusable) and a problem description.
+//
+// The id to echo is spelled canonically, as encoding/json writes its value,
+// never as the host spelled it: the scrubber masks a secret in the spellings
+// encoding/json produces, and a string has countless others ("\u0073" is
+// "s"), so a raw echo could carry a credential past it. The value is the
+// request's own, which is what JSON-RPC requires of a response id; and it
+// is the spelling the connection uses for the ids of all other responses.
 func validID(raw json.RawMessage) (json.RawMessage, string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -104,7 +111,12 @@ func validID(raw json.RawMessage) (json.RawMessage, string) {
 	}
 	switch raw[0] {
 	case '"':
-		return raw, ""
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return nil, `"id" must be a string or an integer`
+		}
+		canonical, _ := json.Marshal(str)
+		return canonical, ""
 	case 'n':
 		return nil, `"id" must be a string or an integer, not null`
 	}
@@ -112,7 +124,7 @@ func validID(raw json.RawMessage) (json.RawMessage, string) {
 	if err != nil || n < 0 || n > 1<<53 {
 		return nil, `"id" must be a string or an integer between 0 and 2^53`
 	}
-	return raw, ""
+	return json.RawMessage(strconv.FormatInt(n, 10)), ""
 }
 
 var reflectTypeOfEnvelope = reflect.TypeOf(struct {
