@@ -27,21 +27,26 @@ func richSecret(r *rand.Rand, n int) string {
 // not collapse into the raw value, so it shows what each form costs.
 func BenchmarkScrubRichSecrets(b *testing.B) {
 	text := ordinaryText(benchChunk, 1)
-	for _, n := range []int{10, 100, 500} {
-		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
-			r := rand.New(rand.NewPCG(uint64(n), 9))
-			s := New(providerTokens...)
-			values := make([]string, n)
-			for i := range values {
-				values[i] = richSecret(r, 16+r.IntN(32))
-			}
-			s.AddSecrets(values...)
-			b.ReportMetric(float64(s.Len()), "forms")
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				s.Scrub(text)
-			}
-		})
+	for _, tokens := range []bool{false, true} {
+		for _, n := range []int{10, 100, 500} {
+			b.Run(fmt.Sprintf("tokens=%v/secrets=%d", tokens, n), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(uint64(n), 9))
+				s := New()
+				if tokens {
+					s.AddPatterns(providerTokens...)
+				}
+				values := make([]string, n)
+				for i := range values {
+					values[i] = richSecret(r, 16+r.IntN(32))
+				}
+				s.AddSecrets(values...)
+				b.ReportMetric(float64(s.Len()), "forms")
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					s.Scrub(text)
+				}
+			})
+		}
 	}
 }
 

@@ -14,13 +14,23 @@ const (
 	upperHex = "0123456789ABCDEF"
 )
 
-// unquoted strips the quotes strconv puts around a quoted string.
-func unquoted(q string) string { return q[1 : len(q)-1] }
+// goQuoted spells v inside a Go string literal, with quote(v) being
+// strconv.Quote or strconv.QuoteToASCII.
+func goQuoted(v string, quote func(string) string) string {
+	if plainText(v) {
+		return v
+	}
+	q := quote(v)
+	return q[1 : len(q)-1]
+}
 
 // jsonInner returns v as encoding/json writes it inside a string, with and
 // without the HTML-safe escapes of <, > and & (json.Marshal uses them,
 // an Encoder with SetEscapeHTML(false) does not).
 func jsonInner(v string, escapeHTML bool) string {
+	if plainText(v) {
+		return v // the common case, and the encoder is the cost of AddSecrets
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(escapeHTML)
@@ -31,12 +41,28 @@ func jsonInner(v string, escapeHTML bool) string {
 	return string(out[1 : len(out)-1])
 }
 
+// plainText reports whether v is printable ASCII with none of the
+// characters a string-quoting row escapes (a quote, a backslash, <>&), so
+// that every JSON and Go-quoted row spells it as v: the common case, which
+// skips building the same string again.
+func plainText(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
 // zapInner returns v as zap's JSON encoder writes it inside a string: the
 // resident's logs. It differs from encoding/json in three ways: control
 // characters other than \n, \r and \t are always \u00XX (encoding/json
 // writes \b and \f), <>& and U+2028/U+2029 are written as they are, and each
 // byte of invalid UTF-8 becomes \ufffd. TestZapInnerIsZap holds it to zap.
 func zapInner(v string) string {
+	if plainText(v) {
+		return v
+	}
 	var b strings.Builder
 	for i := 0; i < len(v); {
 		c := v[i]
@@ -63,6 +89,9 @@ func zapInner(v string) string {
 // escapes, other control characters \u00XX. Invalid UTF-8 has no such
 // spelling, so the form does not apply to it.
 func asciiJSONInner(v string, hex string) string {
+	if plainText(v) {
+		return v
+	}
 	if !utf8.ValidString(v) {
 		return ""
 	}
@@ -117,10 +146,13 @@ func appendU4(b *strings.Builder, r rune, hex string) {
 // (A-Z a-z 0-9 - . _ ~) as %XX: Python's urllib.parse.quote(v, safe=""),
 // and the strictest spelling of most URL encoders.
 func percentAll(v string, hex string) string {
+	if !strings.ContainsFunc(v, func(r rune) bool { return !unreserved(r) }) {
+		return v
+	}
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+		if unreserved(rune(c)) {
 			b.WriteByte(c)
 			continue
 		}
@@ -129,6 +161,11 @@ func percentAll(v string, hex string) string {
 		b.WriteByte(hex[c&0xF])
 	}
 	return b.String()
+}
+
+// unreserved reports whether r is in RFC 3986's unreserved set.
+func unreserved(r rune) bool {
+	return 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '.' || r == '_' || r == '~'
 }
 
 // base64Inner spells the part of the encoding of v that does not depend on

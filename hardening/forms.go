@@ -35,8 +35,8 @@ var formTable = []Form{
 	{Name: "json-zap", Spell: zapInner, Nests: true},
 	{Name: "json-ascii", Spell: func(v string) string { return asciiJSONInner(v, lowerHex) }},
 	{Name: "json-ascii-upper", Spell: func(v string) string { return asciiJSONInner(v, upperHex) }},
-	{Name: "go-quoted", Spell: func(v string) string { return unquoted(strconv.Quote(v)) }},
-	{Name: "go-quoted-ascii", Spell: func(v string) string { return unquoted(strconv.QuoteToASCII(v)) }},
+	{Name: "go-quoted", Spell: func(v string) string { return goQuoted(v, strconv.Quote) }},
+	{Name: "go-quoted-ascii", Spell: func(v string) string { return goQuoted(v, strconv.QuoteToASCII) }},
 	{Name: "url-query", Spell: url.QueryEscape},
 	{Name: "url-path", Spell: url.PathEscape},
 	{Name: "url-userinfo", Spell: func(v string) string { return url.UserPassword("u", v).String()[2:] }},
@@ -68,25 +68,32 @@ func spellAll(set map[string]struct{}, v string) {
 	}
 }
 
-// nestAll adds every form of set as each nesting row spells it: a form that
-// holds a quote, a backslash, a control character or one of <>& (the URL-path
-// or Go-quoted form of such a secret, or its ASCII-escaped JSON) is written
-// escaped inside a frame or a log line, "%2Fa&b" as "%2Fa\u0026b".
+// nestAll adds every form of set as the resident's own output may spell it
+// when it quotes the form: an error message quotes a host's string with %q
+// (strconv.Quote), and a frame or a log line spells the message again as a
+// nesting row does. So each form is added Go-quoted, and then each form and
+// each Go-quoted form as every nesting row spells it: a form that holds a
+// quote, a backslash, a control character or one of <>& (the URL-path form
+// of such a secret, or its ASCII-only JSON) is written escaped there,
+// "%2Fa&b" as "%2Fa\u0026b". Deeper nesting is not followed.
 func nestAll(set map[string]struct{}) []string {
 	out := make([]string, 0, 2*len(set))
 	for f := range set {
 		out = append(out, f)
 	}
+	add := func(e string) {
+		if _, dup := set[e]; !dup && len(e) >= MinSecretLen {
+			set[e] = struct{}{}
+			out = append(out, e)
+		}
+	}
+	for _, f := range out[:len(out):len(out)] {
+		add(goQuoted(f, strconv.Quote))
+	}
 	for _, f := range out[:len(out):len(out)] {
 		for _, row := range formTable {
-			if !row.Nests {
-				continue
-			}
-			if e := row.Spell(f); e != f && len(e) >= MinSecretLen {
-				if _, dup := set[e]; !dup {
-					set[e] = struct{}{}
-					out = append(out, e)
-				}
+			if row.Nests {
+				add(row.Spell(f))
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 const tableSecret = "Tbl/Canary&<9c> e5+\"q\\\b\f-grüße😀"
 
 // TestEveryRowIsMasked plants each row's form of tableSecret in plain text,
-// in a JSON frame and in a zap log line, and checks that it is masked and
+// in a JSON frame and in a zap log line (as is and Go-quoted), and checks that it is masked and
 // that no row's form survives.
 func TestEveryRowIsMasked(t *testing.T) {
 	s := New()
@@ -35,9 +35,13 @@ func TestEveryRowIsMasked(t *testing.T) {
 			if got != "<"+Mask+">" {
 				t.Errorf("plain text: got %q", got)
 			}
-			frame, _ := json.Marshal(map[string]string{"message": "see " + form})
-			checkJSONMasked(t, "frame", s, s.ScrubJSON(frame))
-			checkJSONMasked(t, "zap line", s, s.ScrubJSON(zapLine(t, "see "+form)))
+			// As a message quotes it, plainly or with %q, in a frame and in
+			// a log line.
+			for _, msg := range []string{"see " + form, "cwd " + strconv.Quote(form) + ": not found"} {
+				frame, _ := json.Marshal(map[string]string{"message": msg})
+				checkJSONMasked(t, "frame", s, s.ScrubJSON(frame))
+				checkJSONMasked(t, "zap line", s, s.ScrubJSON(zapLine(t, msg)))
+			}
 		})
 	}
 }
