@@ -9,7 +9,9 @@ import (
 
 // Form is one spelling of a secret that the scrubber masks. The table
 // returned by Forms is the whole of the promise: a secret is masked under
-// every row, and under nothing else (README, "What the scrubber promises").
+// every row, each row's form as the resident's own output quotes it (see
+// InMessages and InFrames), and under nothing else (README, "What the
+// scrubber promises").
 type Form struct {
 	// Name identifies the row in tests and documentation.
 	Name string
@@ -19,23 +21,25 @@ type Form struct {
 	// (base64 at a byte alignment): a part of what a process prints, not a
 	// whole encoding of the value.
 	Fragment bool
-	// Nests is set for the spellings the resident's own output gives its
-	// strings: frames are written by encoding/json and logs by zap. Every
-	// form is also registered as spelled by each nesting row, so a form
-	// quoted in an error message or a log field is masked there too.
-	Nests bool
+	// InMessages is set for the spelling the resident's error messages give
+	// a host's string (%q): every form is also registered spelled so.
+	InMessages bool
+	// InFrames is set for the spellings frames (encoding/json) and log lines
+	// (zap) give their strings: every form, and every form as spelled in
+	// messages, is also registered spelled so.
+	InFrames bool
 }
 
 // formTable is the single list of encodings. Rows that coincide for a
 // given value (most do, for an alphanumeric one) collapse when registered.
 var formTable = []Form{
 	{Name: "raw", Spell: func(v string) string { return v }},
-	{Name: "json", Spell: func(v string) string { return jsonInner(v, true) }, Nests: true},
-	{Name: "json-no-html", Spell: func(v string) string { return jsonInner(v, false) }, Nests: true},
-	{Name: "json-zap", Spell: zapInner, Nests: true},
+	{Name: "json", Spell: func(v string) string { return jsonInner(v, true) }, InFrames: true},
+	{Name: "json-no-html", Spell: func(v string) string { return jsonInner(v, false) }, InFrames: true},
+	{Name: "json-zap", Spell: zapInner, InFrames: true},
 	{Name: "json-ascii", Spell: func(v string) string { return asciiJSONInner(v, lowerHex) }},
 	{Name: "json-ascii-upper", Spell: func(v string) string { return asciiJSONInner(v, upperHex) }},
-	{Name: "go-quoted", Spell: func(v string) string { return goQuoted(v, strconv.Quote) }},
+	{Name: "go-quoted", Spell: func(v string) string { return goQuoted(v, strconv.Quote) }, InMessages: true},
 	{Name: "go-quoted-ascii", Spell: func(v string) string { return goQuoted(v, strconv.QuoteToASCII) }},
 	{Name: "url-query", Spell: url.QueryEscape},
 	{Name: "url-path", Spell: url.PathEscape},
@@ -68,34 +72,35 @@ func spellAll(set map[string]struct{}, v string) {
 	}
 }
 
-// nestAll adds every form of set as the resident's own output may spell it
-// when it quotes the form: an error message quotes a host's string with %q
-// (strconv.Quote), and a frame or a log line spells the message again as a
-// nesting row does. So each form is added Go-quoted, and then each form and
-// each Go-quoted form as every nesting row spells it: a form that holds a
-// quote, a backslash, a control character or one of <>& (the URL-path form
-// of such a secret, or its ASCII-only JSON) is written escaped there,
-// "%2Fa&b" as "%2Fa\u0026b". Deeper nesting is not followed.
+// nestAll adds every form of set as the resident's own output spells it
+// when it quotes the form: an error message quotes a host's string with %q,
+// and a frame or a log line spells the message again. So each form is added
+// as every InMessages row spells it, and then each form so far as every
+// InFrames row spells it: a form that holds a quote, a backslash, a control
+// character or one of <>& (the URL-path form of such a secret, or its
+// ASCII-only JSON) is written escaped there, "%2Fa&b" as "%2Fa\u0026b".
+// Deeper nesting is not followed.
 func nestAll(set map[string]struct{}) []string {
 	out := make([]string, 0, 2*len(set))
 	for f := range set {
 		out = append(out, f)
 	}
-	add := func(e string) {
-		if _, dup := set[e]; !dup && len(e) >= MinSecretLen {
-			set[e] = struct{}{}
-			out = append(out, e)
-		}
-	}
-	for _, f := range out[:len(out):len(out)] {
-		add(goQuoted(f, strconv.Quote))
-	}
-	for _, f := range out[:len(out):len(out)] {
-		for _, row := range formTable {
-			if row.Nests {
-				add(row.Spell(f))
+	respell := func(use func(Form) bool) {
+		for _, f := range out[:len(out):len(out)] {
+			for _, row := range formTable {
+				if !use(row) {
+					continue
+				}
+				if e := row.Spell(f); len(e) >= MinSecretLen {
+					if _, dup := set[e]; !dup {
+						set[e] = struct{}{}
+						out = append(out, e)
+					}
+				}
 			}
 		}
 	}
+	respell(func(row Form) bool { return row.InMessages })
+	respell(func(row Form) bool { return row.InFrames })
 	return out
 }
