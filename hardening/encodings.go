@@ -86,7 +86,7 @@ func zapInner(v string) string {
 // string: Python's json.dumps (ensure_ascii, the default) with lower-case
 // hex, and others with upper-case hex. Every rune past ASCII is \uXXXX, and
 // one past the BMP a UTF-16 surrogate pair; \b, \f, \n, \r and \t are short
-// escapes, other control characters \u00XX. Invalid UTF-8 has no such
+// escapes, other control characters and DEL \u00XX. Invalid UTF-8 has no such
 // spelling, so the form does not apply to it.
 func asciiJSONInner(v string, hex string) string {
 	if plainText(v) {
@@ -98,6 +98,8 @@ func asciiJSONInner(v string, hex string) string {
 	var b strings.Builder
 	for _, r := range v {
 		switch {
+		case r == 0x7f: // DEL: json.dumps escapes all but printable ASCII
+			appendU4(&b, r, hex)
 		case r < utf8.RuneSelf:
 			appendShortEscape(&b, byte(r), true, hex)
 		case r > 0xFFFF:

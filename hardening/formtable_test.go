@@ -109,9 +109,11 @@ func TestASCIIOnlyJSONSecret(t *testing.T) {
 	const secret = "grüße-Pass😀word"
 	s := New()
 	s.AddSecret(secret)
+	s.AddSecret("a\x7fb\x00c\x1f/")
 	for _, printed := range []string{
 		`{"password": "gr\u00fc\u00dfe-Pass\ud83d\ude00word"}`,
 		`{"password": "gr\u00FC\u00DFe-Pass\uD83D\uDE00word"}`,
+		`{"password": "a\u007fb\u0000c\u001f/"}`,
 	} {
 		if got := s.ScrubString(printed); got != `{"password": "`+Mask+`"}` {
 			t.Errorf("%s: got %s", printed, got)
