@@ -32,3 +32,20 @@ func TestEnvelopeErrorIDCarriesNoSecret(t *testing.T) {
 	}
 	leaktest.NoLeak(t, "stdout frames", leaktest.FramesView(t, h.rawOutput()), secret)
 }
+
+// TestControlCharacterCredentialInLogs: a provider error quoting a
+// credential that holds \b and \f is logged by zap, which writes them as
+// \u0008 and \u000c (encoding/json writes \b and \f).
+func TestControlCharacterCredentialInLogs(t *testing.T) {
+	const secret = "ctl\bpass\fword-91"
+	h := startHost(t, newFake())
+	h.initialize(map[string]any{"credentials": map[string]string{"token": secret}})
+	box := newBox(t, h)
+	msg := h.callErr(protocol.MethodSandboxExec, execParams(box, "e1", "wrapped", "dial", "token="+secret), protocol.KindTransient)
+	leaktest.Masked(t, "error message", msg)
+	logs := h.logs.String()
+	if !strings.Contains(logs, `token=`+hardening.Mask) {
+		t.Errorf("the error quoting the credential is not logged, masked: %s", logs)
+	}
+	leaktest.NoLeak(t, "debug logs", leaktest.LinesView(t, logs), secret)
+}
