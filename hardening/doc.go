@@ -17,8 +17,10 @@
 //     unpadded, whole and as the stable inner part at each of the three byte
 //     alignments (so a secret inside a larger base64 blob is caught: the one
 //     or two characters at each end that mix in neighbouring bytes stay
-//     visible). Every form is registered again as the JSON rows spell it,
-//     since frames and log lines quote their strings. Multi-line values are
+//     visible). Every form is registered again as the resident's own
+//     output quotes it: Go-quoted (%q in an error message), then each of
+//     those as encoding/json and zap spell it (a frame, a log line; the
+//     table's InMessages and InFrames columns). Multi-line values are
 //     registered whole (LF and CRLF, with and without the trailing newline)
 //     and per line, each line with every row.
 //   - Overlapping or nested matches become a single Mask, and at each
