@@ -108,6 +108,14 @@ func (f *fakeProvider) plant(id, ownerKey, owner string) {
 	f.boxes[id] = protocol.Sandbox{SandboxID: id, Tags: map[string]string{ownerKey: owner}, CreatedAt: time.Now(), State: protocol.StateRunning}
 }
 
+// plantTags adds a sandbox with exactly these tags, as a backend might hold
+// one that no resident of this version would create.
+func (f *fakeProvider) plantTags(id string, tags map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.boxes[id] = protocol.Sandbox{SandboxID: id, Tags: tags, CreatedAt: time.Now(), State: protocol.StateRunning}
+}
+
 func (f *fakeProvider) ListOwned(_ context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
 	f.record("list")
 	f.mu.Lock()
@@ -129,7 +137,7 @@ func (f *fakeProvider) ReadOwner(_ context.Context, id, ownerKey string) (string
 	if !ok {
 		return "", protocol.Errorf(protocol.KindNotFound, "sandbox %s not found", id)
 	}
-	return b.Tags[ownerKey], nil
+	return provider.OwnerOf(b.Tags, ownerKey), nil // as every provider must
 }
 
 func (f *fakeProvider) Terminate(_ context.Context, id string) (bool, error) {

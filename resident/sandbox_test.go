@@ -94,7 +94,9 @@ func TestCustomTagPrefix(t *testing.T) {
 	}
 	h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"OpenAI4S-Install-Id": "x"}}, protocol.KindInvalidRequest)
 	var box protocol.CreateResult
-	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"resident-install-id": "harmless"}}, &box)
+	// Another prefix's owner key is no more harmless than our own.
+	h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"resident-install-id": "x"}}, protocol.KindInvalidRequest)
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"job": "j"}}, &box)
 	if got := fake.boxes[box.SandboxID].Tags["openai4s-install-id"]; got != "test-install" {
 		t.Fatalf("owner tag value: %q", got)
 	}

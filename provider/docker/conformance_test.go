@@ -16,6 +16,10 @@ func TestConformance(t *testing.T) {
 			return p
 		},
 		Image: testImage,
+		Plant: func(t *testing.T, tags map[string]string) string {
+			p, _ := newTestProvider(t)
+			return plantSandbox(t, p, tags)
+		},
 		Volume: func(t *testing.T, name string, files map[string]string) {
 			p, _ := newTestProvider(t)
 			seedVolume(t, p, name, files)

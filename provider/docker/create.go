@@ -31,6 +31,14 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
+	var imageEnv []string
+	var imageLabels map[string]string
+	if img.Config != nil {
+		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
+	}
+	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
+		return "", err
+	}
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
 		return "", err
@@ -38,11 +46,6 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
 	if err != nil {
 		return "", err
-	}
-	var imageEnv []string
-	var imageLabels map[string]string
-	if img.Config != nil {
-		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
 	}
 	cfg := &container.Config{
 		Image:      spec.Image,

@@ -1,6 +1,8 @@
 package local_test
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/local"
 	"github.com/resident-dev/resident/provider/providertest"
@@ -22,7 +25,8 @@ func TestMain(m *testing.M) {
 func harness(t *testing.T) providertest.Harness {
 	state := t.TempDir()
 	return providertest.Harness{
-		New: func(t *testing.T) provider.Provider { return open(t, state) },
+		New:   func(t *testing.T) provider.Provider { return open(t, state) },
+		Plant: func(t *testing.T, tags map[string]string) string { return plant(t, state, tags) },
 		// Image stays empty: local records it and runs host binaries.
 		Volume: func(t *testing.T, name string, files map[string]string) {
 			for rel, content := range files {
@@ -36,6 +40,26 @@ func harness(t *testing.T) providertest.Harness {
 			}
 		},
 	}
+}
+
+// plant makes a sandbox, then rewrites its meta.json so that its tags are
+// exactly tags, as a hand edit or another tool could.
+func plant(t *testing.T, state string, tags map[string]string) string {
+	t.Helper()
+	p := open(t, state)
+	id, err := p.Create(context.Background(), protocol.Spec{}, provider.Owner{Key: "planter-install-id", InstallID: "planter"}, nil)
+	must(t, err)
+	t.Cleanup(func() { _, _ = p.Terminate(context.Background(), id) })
+	metaPath := filepath.Join(state, "local", "sandboxes", id, "meta.json")
+	data, err := os.ReadFile(metaPath)
+	must(t, err)
+	var m map[string]any
+	must(t, json.Unmarshal(data, &m))
+	m["tags"] = tags
+	data, err = json.Marshal(m)
+	must(t, err)
+	must(t, os.WriteFile(metaPath, data, 0o600))
+	return id
 }
 
 func open(t *testing.T, state string) *local.Provider {

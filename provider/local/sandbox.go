@@ -48,8 +48,11 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if owner.Key == "" || owner.InstallID == "" {
-		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: owner key and install id are required")
+	if err := owner.Validate(); err != nil {
+		return "", err
+	}
+	if err := provider.CheckHostTags(tags); err != nil {
+		return "", err
 	}
 	if spec.LifetimeS < 0 {
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")

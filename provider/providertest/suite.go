@@ -30,6 +30,11 @@ type Harness struct {
 	// Volume seeds a store volume with files (path -> content; parents are
 	// created). Nil when the provider has no store.
 	Volume func(t *testing.T, name string, files map[string]string)
+	// Plant makes a running sandbox whose host-visible tags are exactly
+	// tags, written to the backend directly, past Create's checks (as
+	// another tool or an older resident might have left one), and removes
+	// it at the test's end. Nil skips the cases that need it.
+	Plant func(t *testing.T, tags map[string]string) (sandboxID string)
 }
 
 // OwnerKey is the owner tag key the suite uses, as the resident builds it
