@@ -121,15 +121,21 @@ type ExitStatus struct {
 // root, an absolute path is taken inside it, and a path with a ".." element
 // is invalid_request. A provider never resolves a path outside the volume (a
 // symlink that leads out is refused, never followed).
+//
+// Volumes are owner-scoped (AccessTo): a call sees owner's own volumes and
+// those Config.AllowVolumes grants, and a volume of another install, or one
+// nobody owns and nobody granted, answers VolumeNotFound exactly as a missing
+// one does. The same rule holds for spec.volumes in Create, which also
+// labels a volume it creates with the owner tag.
 type Store interface {
-	ListVolumes(ctx context.Context) ([]protocol.Volume, error)
+	ListVolumes(ctx context.Context, owner Owner) ([]protocol.Volume, error)
 	// ListDir returns at most limit entries and whether more exist, without
 	// reading the whole directory when it is larger.
-	ListDir(ctx context.Context, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
+	ListDir(ctx context.Context, owner Owner, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
 	// ReadFile streams a regular file; the resident reads it to EOF or
 	// closes it early. Close may come from another goroutine while a Read
 	// is blocked (the request ended): it must make that Read return.
-	ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error)
+	ReadFile(ctx context.Context, owner Owner, root, path string) (io.ReadCloser, error)
 }
 
 // FileWriter is the optional ability to put a file into a running sandbox.
@@ -160,4 +166,7 @@ type Config struct {
 	Notify func(method string, params any)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// AllowVolumes are the volumes the resident did not create that the
+	// operator lets every install browse and mount (--allow-volume).
+	AllowVolumes []VolumeGrant
 }

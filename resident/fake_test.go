@@ -156,18 +156,22 @@ func (f *fakeProvider) WriteFile(_ context.Context, id, path string, data []byte
 	return nil
 }
 
-func (f *fakeProvider) ListVolumes(context.Context) ([]protocol.Volume, error) {
+// The store calls record whose they were: "store OP KEY=ID".
+func (f *fakeProvider) ListVolumes(_ context.Context, owner provider.Owner) ([]protocol.Volume, error) {
+	f.record("store list_volumes " + owner.Key + "=" + owner.InstallID)
 	return []protocol.Volume{{Name: "vol"}}, nil
 }
 
-func (f *fakeProvider) ListDir(_ context.Context, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
+func (f *fakeProvider) ListDir(_ context.Context, owner provider.Owner, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
+	f.record("store list_dir " + owner.Key + "=" + owner.InstallID)
 	if strings.Contains(path, "..") {
 		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "path escapes the volume")
 	}
 	return []protocol.DirEntry{{Name: "a", Type: protocol.EntryFile}}, false, nil
 }
 
-func (f *fakeProvider) ReadFile(_ context.Context, root, path string) (io.ReadCloser, error) {
+func (f *fakeProvider) ReadFile(_ context.Context, owner provider.Owner, root, path string) (io.ReadCloser, error) {
+	f.record("store read_file " + owner.Key + "=" + owner.InstallID)
 	if open, ok := f.storeReaders[path]; ok {
 		return open(), nil
 	}

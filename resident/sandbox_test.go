@@ -128,6 +128,23 @@ func TestStoreOps(t *testing.T) {
 	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt"}, protocol.KindInvalidRequest)
 }
 
+// Volumes are owner-scoped by the provider: every store call tells it whose
+// it is, the session's owner tag.
+func TestStoreCallsCarryTheSessionsOwner(t *testing.T) {
+	fake := newFake()
+	fake.storeFiles["f.txt"] = "hello"
+	h := startHost(t, fake)
+	h.initialize(map[string]any{"tag_prefix": "acme"})
+	h.call(protocol.MethodStoreVolumes, nil, nil)
+	h.call(protocol.MethodStoreListDir, map[string]any{"root": "vol", "path": ""}, nil)
+	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt", "stream_id": "s1"}, nil)
+	for _, op := range []string{"list_volumes", "list_dir", "read_file"} {
+		if call := "store " + op + " acme-install-id=test-install"; !fake.called(call) {
+			t.Errorf("the provider never saw %q", call)
+		}
+	}
+}
+
 func TestStoreOpsWithoutStore(t *testing.T) {
 	h := startHost(t, struct{ providerOnly }{providerOnly{newFake()}})
 	res := h.initialize(nil)

@@ -20,9 +20,17 @@ func TestConformance(t *testing.T) {
 			p, _ := newTestProvider(t)
 			return plantSandbox(t, p, tags)
 		},
-		Volume: func(t *testing.T, name string, files map[string]string) {
+		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
 			p, _ := newTestProvider(t)
-			seedVolume(t, p, name, files)
+			seedVolumeAs(t, p, owner, name, files)
+		},
+		ForeignVolume: func(t *testing.T, name string, files map[string]string) {
+			p, _ := newTestProvider(t)
+			seedVolumeAs(t, p, provider.Owner{}, name, files)
+		},
+		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
+			p, _ := newTestProviderWith(t, adjust)
+			return p
 		},
 	})
 }

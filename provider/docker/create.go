@@ -117,8 +117,12 @@ func (p *Provider) sandboxMounts(ctx context.Context, spec protocol.Spec, owner 
 	}}
 	covered := map[string]bool{}
 	for _, m := range spec.Volumes {
-		if err := p.ensureStoreVolume(ctx, m.Name, owner); err != nil {
+		access, err := p.ensureStoreVolume(ctx, m.Name, owner)
+		if err != nil {
 			return nil, err
+		}
+		if access == provider.VolumeReadOnly && !m.ReadOnly {
+			return nil, provider.ReadOnlyGrant(m.Name)
 		}
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: m.Name, Target: m.Path, ReadOnly: m.ReadOnly})
 		covered[m.Path] = true
