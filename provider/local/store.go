@@ -20,7 +20,7 @@ import (
 // directory is never read whole to answer a small limit.
 const listBatch = 256
 
-// ListVolumes lists the volume directories owner may browse (volumeAccess).
+// ListVolumes lists the volume directories owner may browse (p.access).
 // A volume with no record (made by hand) has its directory's mtime as
 // created_at.
 func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]protocol.Volume, error) {
@@ -38,8 +38,10 @@ func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]pro
 			continue
 		}
 		v := protocol.Volume{Name: e.Name(), CreatedAt: vm.CreatedAt}
-		if info, err := e.Info(); !recorded && err == nil {
-			v.CreatedAt = info.ModTime().UTC()
+		if !recorded {
+			if info, err := e.Info(); err == nil {
+				v.CreatedAt = info.ModTime().UTC()
+			}
 		}
 		out = append(out, v)
 	}
