@@ -32,8 +32,10 @@ type Provider interface {
 	OnUnauthorized(hook func(reason string))
 
 	// Create provisions a sandbox and returns its id. tags are host tags,
-	// already validated; the provider applies them and merges the owner tag
-	// (owner.Key=owner.InstallID) LAST, so no incoming tag can override it.
+	// already validated; the provider refuses them again with
+	// CheckHostTags (nothing is created), applies them and merges the owner
+	// tag (owner.Key=owner.InstallID) LAST. Nothing but the owner tag it
+	// merges may leave the sandbox with an owner-shaped tag or label.
 	// A sandbox with LifetimeS > 0 must stop by itself after that many
 	// seconds even if the resident is gone.
 	Create(ctx context.Context, spec protocol.Spec, owner Owner, tags map[string]string) (string, error)
@@ -43,12 +45,14 @@ type Provider interface {
 	// Wait returns promptly. The resident has already checked ownership.
 	Exec(ctx context.Context, sandboxID string, req ExecRequest) (Process, error)
 
-	// ListOwned returns the sandboxes whose owner tag is exactly
-	// owner.InstallID. Never a prefix match; never another install's.
+	// ListOwned returns the sandboxes owner owns (Owner.Owns): the owner tag
+	// is exactly owner.InstallID and no other owner-shaped tag is present.
+	// Never a prefix match; never another install's; never an ambiguous one.
 	ListOwned(ctx context.Context, owner Owner) ([]protocol.Sandbox, error)
 
-	// ReadOwner returns the value of the ownerKey tag of a sandbox, "" when
-	// it has none. A missing sandbox is a not_found error.
+	// ReadOwner returns who owns a sandbox under ownerKey (OwnerOf over all
+	// its tags and labels): "" when nobody does, as for a sandbox with two
+	// owner-shaped tags. A missing sandbox is a not_found error.
 	ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error)
 
 	// Terminate stops and removes a sandbox. Idempotent: a missing sandbox,
@@ -117,15 +121,21 @@ type ExitStatus struct {
 // root, an absolute path is taken inside it, and a path with a ".." element
 // is invalid_request. A provider never resolves a path outside the volume (a
 // symlink that leads out is refused, never followed).
+//
+// Volumes are owner-scoped (AccessTo): a call sees owner's own volumes and
+// those Config.AllowVolumes grants, and a volume of another install, or one
+// nobody owns and nobody granted, answers VolumeNotFound exactly as a missing
+// one does. The same rule holds for spec.volumes in Create, which also
+// labels a volume it creates with the owner tag.
 type Store interface {
-	ListVolumes(ctx context.Context) ([]protocol.Volume, error)
+	ListVolumes(ctx context.Context, owner Owner) ([]protocol.Volume, error)
 	// ListDir returns at most limit entries and whether more exist, without
 	// reading the whole directory when it is larger.
-	ListDir(ctx context.Context, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
+	ListDir(ctx context.Context, owner Owner, root, path string, limit int) (entries []protocol.DirEntry, truncated bool, err error)
 	// ReadFile streams a regular file; the resident reads it to EOF or
 	// closes it early. Close may come from another goroutine while a Read
 	// is blocked (the request ended): it must make that Read return.
-	ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error)
+	ReadFile(ctx context.Context, owner Owner, root, path string) (io.ReadCloser, error)
 }
 
 // FileWriter is the optional ability to put a file into a running sandbox.
@@ -137,8 +147,8 @@ type FileWriter interface {
 
 // OwnerMemory is the optional ability to answer ReadOwner without asking
 // the backend, for a provider whose owner tags can never change once a
-// sandbox exists (Docker labels are fixed at create). KnownOwner returns the
-// ownerKey tag of a sandbox the provider has already created or read, and
+// sandbox exists (Docker labels are fixed at create). KnownOwner returns what
+// ReadOwner would (OwnerOf) for a sandbox the provider has already created or read, and
 // ok=false for any other. It does not say whether the sandbox still exists,
 // so it may gate only a call that then fails not_found by itself for a
 // missing sandbox (exec), never read_owner or terminate.
@@ -156,4 +166,7 @@ type Config struct {
 	Notify func(method string, params any)
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// AllowVolumes are the volumes the resident did not create that the
+	// operator lets every install browse and mount (--allow-volume).
+	AllowVolumes []VolumeGrant
 }

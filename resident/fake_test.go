@@ -108,6 +108,14 @@ func (f *fakeProvider) plant(id, ownerKey, owner string) {
 	f.boxes[id] = protocol.Sandbox{SandboxID: id, Tags: map[string]string{ownerKey: owner}, CreatedAt: time.Now(), State: protocol.StateRunning}
 }
 
+// plantTags adds a sandbox with exactly these tags, as a backend might hold
+// one that no resident of this version would create.
+func (f *fakeProvider) plantTags(id string, tags map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.boxes[id] = protocol.Sandbox{SandboxID: id, Tags: tags, CreatedAt: time.Now(), State: protocol.StateRunning}
+}
+
 func (f *fakeProvider) ListOwned(_ context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
 	f.record("list")
 	f.mu.Lock()
@@ -129,7 +137,7 @@ func (f *fakeProvider) ReadOwner(_ context.Context, id, ownerKey string) (string
 	if !ok {
 		return "", protocol.Errorf(protocol.KindNotFound, "sandbox %s not found", id)
 	}
-	return b.Tags[ownerKey], nil
+	return provider.OwnerOf(b.Tags, ownerKey), nil // as every provider must
 }
 
 func (f *fakeProvider) Terminate(_ context.Context, id string) (bool, error) {
@@ -148,18 +156,22 @@ func (f *fakeProvider) WriteFile(_ context.Context, id, path string, data []byte
 	return nil
 }
 
-func (f *fakeProvider) ListVolumes(context.Context) ([]protocol.Volume, error) {
+// The store calls record whose they were: "store OP KEY=ID".
+func (f *fakeProvider) ListVolumes(_ context.Context, owner provider.Owner) ([]protocol.Volume, error) {
+	f.record("store list_volumes " + owner.Key + "=" + owner.InstallID)
 	return []protocol.Volume{{Name: "vol"}}, nil
 }
 
-func (f *fakeProvider) ListDir(_ context.Context, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
+func (f *fakeProvider) ListDir(_ context.Context, owner provider.Owner, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
+	f.record("store list_dir " + owner.Key + "=" + owner.InstallID)
 	if strings.Contains(path, "..") {
 		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "path escapes the volume")
 	}
 	return []protocol.DirEntry{{Name: "a", Type: protocol.EntryFile}}, false, nil
 }
 
-func (f *fakeProvider) ReadFile(_ context.Context, root, path string) (io.ReadCloser, error) {
+func (f *fakeProvider) ReadFile(_ context.Context, owner provider.Owner, root, path string) (io.ReadCloser, error) {
+	f.record("store read_file " + owner.Key + "=" + owner.InstallID)
 	if open, ok := f.storeReaders[path]; ok {
 		return open(), nil
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateParams) (*protocol.CreateResult, error) {
-	if err := checkTags(p.Tags, s.owner.Key); err != nil {
+	if err := checkTags(p.Tags); err != nil {
 		return nil, err
 	}
 	if err := checkSpec(&p.Spec, s.prov.Secrets().EnvPrefixes); err != nil {
@@ -46,11 +46,12 @@ func listOwned(ctx context.Context, s *session, _ *call, _ *struct{}) (*protocol
 	if err != nil {
 		return nil, err
 	}
-	// The provider promised an exact owner match; filtering again costs
-	// nothing and keeps a provider bug from leaking another install's ids.
+	// The provider promised an exact, unambiguous owner match; filtering
+	// again costs nothing and keeps a provider bug from leaking another
+	// install's ids, or a sandbox that belongs to nobody.
 	owned := make([]protocol.Sandbox, 0, len(boxes))
 	for _, b := range boxes {
-		if b.Tags[s.owner.Key] != s.owner.InstallID {
+		if !s.owner.Owns(b.Tags) {
 			s.log.Error("provider listed a sandbox it does not own for us; dropped", zap.String("sandbox_id", b.SandboxID))
 			continue
 		}

@@ -94,7 +94,9 @@ func TestCustomTagPrefix(t *testing.T) {
 	}
 	h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"OpenAI4S-Install-Id": "x"}}, protocol.KindInvalidRequest)
 	var box protocol.CreateResult
-	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"resident-install-id": "harmless"}}, &box)
+	// Another prefix's owner key is no more harmless than our own.
+	h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"resident-install-id": "x"}}, protocol.KindInvalidRequest)
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"job": "j"}}, &box)
 	if got := fake.boxes[box.SandboxID].Tags["openai4s-install-id"]; got != "test-install" {
 		t.Fatalf("owner tag value: %q", got)
 	}
@@ -124,6 +126,23 @@ func TestStoreOps(t *testing.T) {
 	}
 	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "missing", "stream_id": "s2"}, protocol.KindNotFound)
 	h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt"}, protocol.KindInvalidRequest)
+}
+
+// Volumes are owner-scoped by the provider: every store call tells it whose
+// it is, the session's owner tag.
+func TestStoreCallsCarryTheSessionsOwner(t *testing.T) {
+	fake := newFake()
+	fake.storeFiles["f.txt"] = "hello"
+	h := startHost(t, fake)
+	h.initialize(map[string]any{"tag_prefix": "acme"})
+	h.call(protocol.MethodStoreVolumes, nil, nil)
+	h.call(protocol.MethodStoreListDir, map[string]any{"root": "vol", "path": ""}, nil)
+	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "vol", "path": "f.txt", "stream_id": "s1"}, nil)
+	for _, op := range []string{"list_volumes", "list_dir", "read_file"} {
+		if call := "store " + op + " acme-install-id=test-install"; !fake.called(call) {
+			t.Errorf("the provider never saw %q", call)
+		}
+	}
 }
 
 func TestStoreOpsWithoutStore(t *testing.T) {

@@ -2,6 +2,7 @@ package resident
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,4 +82,61 @@ func TestOwnerTagCannotBeSmuggled(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// A session with its own tag prefix cannot hand a sandbox to an install of
+// another prefix: every owner-shaped key (<anything>-install-id, any case)
+// and every key of the resident's namespace is refused, naming the key, and
+// the provider is never asked to create anything.
+func TestOwnerShapedTagsAreRefused(t *testing.T) {
+	fake := newFake()
+	h := startHost(t, fake)
+	h.initialize(map[string]any{"tag_prefix": "evil"})
+	for _, key := range []string{
+		"resident-install-id", "RESIDENT-INSTALL-ID", "Resident-Install-Id", "victim.team/x-install-id", "a-INSTALL-id",
+		"evil-install-id", "dev.resident.managed", "DEV.Resident.role", "dev.resident.anything",
+	} {
+		t.Run(key, func(t *testing.T) {
+			h.t = t
+			msg := h.callErr(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": "n", key: "victim-a"}}, protocol.KindInvalidRequest)
+			if !strings.Contains(msg, strconv.Quote(key)) {
+				t.Errorf("the refusal %q does not name the key %q", msg, key)
+			}
+		})
+	}
+	h.t = t
+	if fake.called("create") {
+		t.Fatal("the provider was asked to create a sandbox for a refused tag")
+	}
+	// Tags that merely mention the words are a host's own business.
+	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"install-id": "x", "resident-install-id-copy": "x", "dev.residents": "x"}}, nil)
+}
+
+// A sandbox carrying two owner-shaped tags belongs to nobody: the resident
+// drops it from a provider's list even when the provider's own filter let
+// it through, and no call on its id reaches it.
+func TestAmbiguousSandboxBelongsToNobody(t *testing.T) {
+	fake := newFake()
+	h := startHost(t, fake)
+	h.initialize(nil)
+	fake.plantTags("ambiguous", map[string]string{"resident-install-id": "test-install", "evil-install-id": "x"})
+	fake.plantTags("case-ambiguous", map[string]string{"resident-install-id": "test-install", "RESIDENT-install-id": "test-install"})
+	var list protocol.ListOwnedResult
+	h.call(protocol.MethodSandboxList, nil, &list)
+	if len(list.Sandboxes) != 0 {
+		t.Fatalf("list_owned shows %+v; an ambiguous sandbox belongs to nobody", list.Sandboxes)
+	}
+	for _, id := range []string{"ambiguous", "case-ambiguous"} {
+		var owner protocol.ReadOwnerResult
+		h.call(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": id}, &owner)
+		if owner.Owner != nil {
+			t.Errorf("read_owner(%s) = %q, want null", id, *owner.Owner)
+		}
+		h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": id, "exec_id": "e-" + id, "argv": []string{"echo", "hi"}}, protocol.KindNotFound)
+		var term protocol.TerminateResult
+		h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": id}, &term)
+		if term.Existed || fake.called("terminate "+id) {
+			t.Errorf("terminate(%s) reached the sandbox (existed=%v)", id, term.Existed)
+		}
+	}
 }

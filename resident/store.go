@@ -23,7 +23,7 @@ func listVolumes(ctx context.Context, s *session, _ *call, _ *struct{}) (*protoc
 	if err != nil {
 		return nil, err
 	}
-	vols, err := store.ListVolumes(ctx)
+	vols, err := store.ListVolumes(ctx, s.owner)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func listDir(ctx context.Context, s *session, _ *call, p *protocol.ListDirParams
 		limit = s.opts.Limits.DefaultListDirEntries
 	}
 	limit = min(limit, s.opts.Limits.MaxListDirEntries)
-	entries, truncated, err := store.ListDir(ctx, p.Root, p.Path, limit)
+	entries, truncated, err := store.ListDir(ctx, s.owner, p.Root, p.Path, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	if err := checkID("stream_id", p.StreamID); err != nil {
 		return nil, err
 	}
-	file, err := store.ReadFile(ctx, p.Root, p.Path)
+	file, err := store.ReadFile(ctx, s.owner, p.Root, p.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // The name rules, as loops rather than regexps: a counted repetition like
@@ -75,16 +76,17 @@ func checkTagPrefix(prefix string) error {
 	return nil
 }
 
-// checkTags refuses the owner key in any spelling: ownership is the one tag a
-// host can never set.
-func checkTags(tags map[string]string, ownerKey string) error {
+// checkTags refuses every owner-shaped key and the resident's namespace
+// (provider.CheckHostTags): ownership is the one tag a host can never set,
+// under its own prefix or anyone else's.
+func checkTags(tags map[string]string) error {
 	if len(tags) > maxTags {
 		return invalid("at most %d tags", maxTags)
 	}
+	if err := provider.CheckHostTags(tags); err != nil {
+		return err
+	}
 	for k, v := range tags {
-		if strings.EqualFold(k, ownerKey) {
-			return invalid("tag %q is the owner tag, which only the resident sets", k)
-		}
 		if !validTagKey(k) {
 			return invalid("tag key %q must be 1-128 characters of A-Za-z0-9._/- starting with a letter or digit", k)
 		}

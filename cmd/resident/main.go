@@ -51,6 +51,8 @@ func run() int {
 	providerName := flags.String("provider", "local", "compute provider to load: "+strings.Join(provider.Names(), ", "))
 	stateDir := flags.String("state-dir", defaultStateDir(), "directory for provider state (the local provider's sandboxes and volumes)")
 	logLevel := flags.String("log-level", "info", "log level on stderr: debug, info, warn, error")
+	var allowVolumes volumeGrants
+	flags.Var(&allowVolumes, "allow-volume", "let every install browse and mount `NAME[:rw]`, a volume the resident did not create, read-only unless :rw (repeatable)")
 	showVersion := flags.Bool("version", false, "print the version and exit")
 	flags.Usage = func() { usage(flags) }
 	if err := flags.Parse(os.Args[1:]); err != nil {
@@ -73,10 +75,14 @@ func run() int {
 	defer func() { _ = log.Sync() }()
 
 	notifier := &resident.Notifier{}
+	if len(allowVolumes) > 0 {
+		log.Info("volumes allowed by the operator", zap.Stringer("allow_volume", &allowVolumes))
+	}
 	prov, err := provider.Open(*providerName, provider.Config{
-		StateDir: *stateDir,
-		Logger:   log, // each provider names its own child logger
-		Notify:   notifier.Notify,
+		StateDir:     *stateDir,
+		Logger:       log, // each provider names its own child logger
+		Notify:       notifier.Notify,
+		AllowVolumes: allowVolumes,
 	})
 	if err != nil {
 		log.Error("cannot load provider", zap.Error(err))
@@ -138,7 +144,7 @@ func defaultStateDir() string {
 func usage(flags *flag.FlagSet) {
 	out := flags.Output()
 	fmt.Fprintf(out, "resident %s: serves one compute provider to a host over JSON-RPC 2.0 on stdin/stdout.\n\n", version)
-	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL]")
+	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [--allow-volume NAME[:rw]]...")
 	fmt.Fprintln(out, "\nproviders:")
 	for _, name := range provider.Names() {
 		fmt.Fprintf(out, "  %-8s %s\n", name, provider.Summary(name))

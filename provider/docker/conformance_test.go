@@ -16,9 +16,21 @@ func TestConformance(t *testing.T) {
 			return p
 		},
 		Image: testImage,
-		Volume: func(t *testing.T, name string, files map[string]string) {
+		Plant: func(t *testing.T, tags map[string]string) string {
 			p, _ := newTestProvider(t)
-			seedVolume(t, p, name, files)
+			return plantSandbox(t, p, tags)
+		},
+		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
+			p, _ := newTestProvider(t)
+			seedVolumeAs(t, p, owner, name, files)
+		},
+		ForeignVolume: func(t *testing.T, name string, files map[string]string) {
+			p, _ := newTestProvider(t)
+			seedVolumeAs(t, p, provider.Owner{}, name, files)
+		},
+		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
+			p, _ := newTestProviderWith(t, adjust)
+			return p
 		},
 	})
 }

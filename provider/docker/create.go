@@ -31,6 +31,14 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
+	var imageEnv []string
+	var imageLabels map[string]string
+	if img.Config != nil {
+		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
+	}
+	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
+		return "", err
+	}
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
 		return "", err
@@ -38,11 +46,6 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
 	if err != nil {
 		return "", err
-	}
-	var imageEnv []string
-	var imageLabels map[string]string
-	if img.Config != nil {
-		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
 	}
 	cfg := &container.Config{
 		Image:      spec.Image,
@@ -114,8 +117,12 @@ func (p *Provider) sandboxMounts(ctx context.Context, spec protocol.Spec, owner 
 	}}
 	covered := map[string]bool{}
 	for _, m := range spec.Volumes {
-		if err := p.ensureStoreVolume(ctx, m.Name, owner); err != nil {
+		access, err := p.ensureStoreVolume(ctx, m.Name, owner)
+		if err != nil {
 			return nil, err
+		}
+		if access == provider.VolumeReadOnly && !m.ReadOnly {
+			return nil, provider.ReadOnlyGrant(m.Name)
 		}
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: m.Name, Target: m.Path, ReadOnly: m.ReadOnly})
 		covered[m.Path] = true

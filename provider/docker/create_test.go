@@ -129,7 +129,7 @@ func TestImageWithoutShell(t *testing.T) {
 func TestLabelsAndOwner(t *testing.T) {
 	p, _ := newTestProvider(t)
 	owner := testOwner(t)
-	id := create(t, p, owner, protocol.Spec{LifetimeS: 600}, map[string]string{"job": "j1", owner.Key: "intruder"})
+	id := create(t, p, owner, protocol.Spec{LifetimeS: 600}, map[string]string{"job": "j1"})
 	labels := inspect(t, p, id).Config.Labels
 	want := map[string]string{"job": "j1", owner.Key: owner.InstallID, LabelManaged: "true", LabelRole: RoleSandbox, LabelLifetime: "600"}
 	for k, v := range want {
@@ -137,9 +137,11 @@ func TestLabelsAndOwner(t *testing.T) {
 			t.Errorf("label %s = %q, want %q", k, labels[k], v)
 		}
 	}
-	_, err := p.Create(testCtx(t), protocol.Spec{Image: testImage}, owner, map[string]string{LabelManaged: "false"})
-	if protocol.KindOf(err) != protocol.KindInvalidRequest {
-		t.Fatalf("a tag in the reserved namespace: %v", err)
+	for _, tag := range []string{LabelManaged, owner.Key, "Evil-Install-Id"} {
+		_, err := p.Create(testCtx(t), protocol.Spec{Image: testImage}, owner, map[string]string{tag: "intruder"})
+		if protocol.KindOf(err) != protocol.KindInvalidRequest {
+			t.Fatalf("tag %q, reserved for the resident: %v", tag, err)
+		}
 	}
 	if list, _ := p.ListOwned(testCtx(t), owner); len(list) != 1 {
 		t.Fatalf("ListOwned after the refused create: %+v", list)

@@ -33,9 +33,10 @@
 //	user, workdir      the image's                                     spec.workdir
 //	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
 //	                   one); never the resident's own
-//	store volumes      created (labelled) when spec.volumes names a     spec.volumes[].read_only
-//	                   missing one; one not made by this provider is
-//	                   refused
+//	store volumes      created (labelled with the owner tag) when       spec.volumes[].read_only
+//	                   spec.volumes names a missing one; another
+//	                   install's, or one not made by this provider,
+//	                   is not_found unless --allow-volume grants it
 //
 // # The keeper
 //
@@ -92,7 +93,8 @@
 // write_file goes through the archive API: missing parents are created
 // (0755), existing ones are not touched, the mode is honoured (0777 bits),
 // ownership is the container user's. The store is Docker named volumes
-// labelled as store volumes; list_volumes lists only those. list_dir and
+// labelled as store volumes of one install; list_volumes lists only that
+// install's and the operator's grants (provider.AccessTo). list_dir and
 // read_file run a short-lived helper container (the keeper image, the volume
 // mounted read-only, no network, no capability but CAP_DAC_READ_SEARCH,
 // removed when done) that resolves paths with os.Root: ".." and symlinks out

@@ -46,12 +46,22 @@ func (n *notes) pulls() []protocol.PullProgress {
 // given: a proxy in front of it) and closes it at the end of the test.
 func newTestProvider(t *testing.T, opts ...client.Opt) (*Provider, *notes) {
 	t.Helper()
+	return newTestProviderWith(t, nil, opts...)
+}
+
+// newTestProviderWith is newTestProvider with the config adjust changes.
+func newTestProviderWith(t *testing.T, adjust func(*provider.Config), opts ...client.Opt) (*Provider, *notes) {
+	t.Helper()
 	needEngine(t)
 	n := &notes{}
 	if len(opts) == 0 {
 		opts = []client.Opt{client.FromEnv}
 	}
-	p, err := newProvider(provider.Config{Logger: zaptest.NewLogger(t), Notify: n.add}, opts...)
+	cfg := provider.Config{Logger: zaptest.NewLogger(t), Notify: n.add}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	p, err := newProvider(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +140,19 @@ func sh(t *testing.T, p *Provider, id, script string) string {
 // is created but never started (the archive API reaches its volumes).
 func seedVolume(t *testing.T, p *Provider, name string, files map[string]string) {
 	t.Helper()
+	seedVolumeAs(t, p, testOwner(t), name, files)
+}
+
+// seedVolumeAs is seedVolume for a volume owner made; a zero owner makes
+// one the resident did not create (no labels of ours).
+func seedVolumeAs(t *testing.T, p *Provider, owner provider.Owner, name string, files map[string]string) {
+	t.Helper()
 	ctx := testCtx(t)
-	if err := p.ensureStoreVolume(ctx, name, testOwner(t)); err != nil {
+	if owner.InstallID == "" {
+		if _, err := p.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name, Labels: map[string]string{"resident-test-run": runID}}); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := p.ensureStoreVolume(ctx, name, owner); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -3,6 +3,8 @@ package docker
 import (
 	"maps"
 	"sync"
+
+	"github.com/resident-dev/resident/provider"
 )
 
 // knownSandboxes remembers the labels of containers already seen to carry
@@ -56,6 +58,15 @@ func (k *knownSandboxes) label(id, key string) (value string, ok bool) {
 	defer k.mu.Unlock()
 	labels, ok := k.labels[id]
 	return labels[key], ok
+}
+
+// owner is provider.OwnerOf over a known sandbox's labels; ok is false for
+// an unknown id.
+func (k *knownSandboxes) owner(id, key string) (owner string, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	labels, ok := k.labels[id]
+	return provider.OwnerOf(labels, key), ok
 }
 
 func (k *knownSandboxes) forget(id string) {

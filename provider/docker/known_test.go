@@ -93,14 +93,14 @@ func TestKnownLabelsAreTheEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, want := range ins.Container.Config.Labels {
-		if got, known := p.KnownOwner(id, key); !known || got != want {
+		if got, known := p.known.label(id, key); !known || got != want {
 			t.Errorf("label %s: remembered %q (known %v); the engine holds %q", key, got, known, want)
 		}
 	}
 	if got, _ := p.KnownOwner(id, owner.Key); got != owner.InstallID {
 		t.Errorf("owner remembered as %q", got)
 	}
-	if got, _ := p.KnownOwner(id, "from-the-image"); got != "yes" {
+	if got, _ := p.known.label(id, "from-the-image"); got != "yes" {
 		t.Errorf("the image's own label remembered as %q", got)
 	}
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/resident-dev/resident/provider"
 )
 
-// Labels the provider puts on what it creates. They live under one reserved
-// namespace that host tags may not use, so a host can never forge them.
+// Labels the provider puts on what it creates. They live under the
+// resident's namespace, which host tags may not use (provider.CheckHostTags),
+// so a host can never forge them.
 const (
-	labelPrefix = "dev.resident."
+	labelPrefix = provider.Namespace
 	// LabelManaged is "true" on every container and volume the provider
 	// made; nothing without it is ever listed, touched or removed.
 	LabelManaged = labelPrefix + "managed"
@@ -51,12 +52,12 @@ func sandboxLabels(spec protocol.Spec, owner provider.Owner, tags map[string]str
 	if err := validateOwner(owner); err != nil {
 		return nil, err
 	}
+	if err := provider.CheckHostTags(tags); err != nil {
+		return nil, err
+	}
 	labels := map[string]string{}
 	keys := []string{owner.Key}
 	for k, v := range tags {
-		if reserved(k) {
-			return nil, protocol.Errorf(protocol.KindInvalidRequest, "tag %q: the %q prefix is reserved for the docker provider", k, labelPrefix)
-		}
 		labels[k] = v
 		keys = append(keys, k)
 	}
@@ -66,17 +67,32 @@ func sandboxLabels(spec protocol.Spec, owner provider.Owner, tags map[string]str
 		labels[k] = v
 	}
 	labels[LabelTagKeys] = string(keyList)
-	if spec.LifetimeS > 0 {
-		labels[LabelLifetime] = strconv.FormatInt(spec.LifetimeS, 10)
-	}
+	// Always set, so an image's label of the same key cannot give a
+	// sandbox without a lifetime one.
+	labels[LabelLifetime] = strconv.FormatInt(spec.LifetimeS, 10)
 	labels[owner.Key] = owner.InstallID
 	return labels, nil
 }
 
-func reserved(key string) bool { return strings.HasPrefix(strings.ToLower(key), labelPrefix) }
+// checkImageLabels refuses an image whose labels the engine would merge into
+// a sandbox's to make it ambiguous: an owner-shaped label of another key
+// (a committed sandbox of another install carries one). Such a sandbox would
+// belong to nobody, so it is never created. The image's label of owner.Key
+// itself is harmless: ours replaces it.
+func checkImageLabels(image string, labels map[string]string, owner provider.Owner) error {
+	for k := range labels {
+		if provider.OwnerShaped(k) && k != owner.Key {
+			return protocol.Errorf(protocol.KindInvalidRequest, "image %q carries the owner-shaped label %q; a sandbox made from it would belong to nobody", image, k)
+		}
+	}
+	return nil
+}
 
 func validateOwner(owner provider.Owner) error {
-	if owner.Key == "" || owner.InstallID == "" || reserved(owner.Key) || strings.Contains(owner.Key, "=") {
+	if err := owner.Validate(); err != nil {
+		return err
+	}
+	if strings.Contains(owner.Key, "=") {
 		return protocol.Errorf(protocol.KindInvalidRequest, "owner tag %q=%q is not usable as a Docker label", owner.Key, owner.InstallID)
 	}
 	return nil

@@ -31,7 +31,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	}
 	out := []protocol.Sandbox{}
 	for _, c := range list.Items {
-		if !isManaged(c.Labels, RoleSandbox) || c.Labels[owner.Key] != owner.InstallID {
+		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) {
 			continue
 		}
 		created := time.Unix(c.Created, 0).UTC()
@@ -85,16 +85,17 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 // engine, for a sandbox this provider has already created or inspected: a
 // container's labels never change. Whether it still exists is not answered.
 func (p *Provider) KnownOwner(sandboxID, ownerKey string) (string, bool) {
-	return p.known.label(sandboxID, ownerKey)
+	return p.known.owner(sandboxID, ownerKey)
 }
 
-// ReadOwner returns the ownerKey label of one of our sandboxes.
+// ReadOwner returns who owns one of our sandboxes under ownerKey, judged on
+// every label the engine holds, the image's included (provider.OwnerOf).
 func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
 	c, err := p.inspectSandbox(ctx, sandboxID)
 	if err != nil {
 		return "", err
 	}
-	return c.Config.Labels[ownerKey], nil
+	return provider.OwnerOf(c.Config.Labels, ownerKey), nil
 }
 
 // Terminate stops the sandbox gracefully (SIGTERM, then SIGKILL after

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,8 @@ type Provider struct {
 	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
 
 	known knownSandboxes
+
+	grants []provider.VolumeGrant // volumes not ours that the operator allowed
 }
 
 // timing holds every bound the provider applies on its own. Tests shrink
@@ -81,7 +84,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 }
 
 func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
-	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}}
+	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}, grants: slices.Clone(cfg.AllowVolumes)}
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}

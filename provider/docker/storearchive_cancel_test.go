@@ -18,7 +18,7 @@ func TestStoreArchiveCancelAndCloseRemoveTheHelper(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	rc, err := p.ReadFile(ctx, vol, "big")
+	rc, err := p.ReadFile(ctx, testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestStoreArchiveCancelAndCloseRemoveTheHelper(t *testing.T) {
 		t.Fatalf("after the cancel the read went on: %d more bytes, %v", n, err)
 	}
 
-	rc, err = p.ReadFile(testCtx(t), vol, "big")
+	rc, err = p.ReadFile(testCtx(t), testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestStoreArchiveFrozenEngineMidRead(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	rc, err := p.ReadFile(ctx, vol, "big")
+	rc, err := p.ReadFile(ctx, testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestStoreArchiveReadsPlainFiles(t *testing.T) {
 	seedVolume(t, p, vol, files)
 	for name, want := range files {
 		for _, asked := range []string{name, "/" + name, "./" + name} {
-			rc, err := p.ReadFile(testCtx(t), vol, asked)
+			rc, err := p.ReadFile(testCtx(t), testOwner(t), vol, asked)
 			if err != nil {
 				t.Fatalf("ReadFile(%q): %v", asked, err)
 			}
@@ -122,7 +122,7 @@ func TestStoreArchiveFallsBackWithTheKeepersAnswers(t *testing.T) {
 		{"top/below", false, protocol.KindNotFound, ""},
 	}
 	for _, c := range cases {
-		gotData, gotErr, fast := readVia(t, func() (io.ReadCloser, error) { return p.ReadFile(testCtx(t), vol, c.path) })
+		gotData, gotErr, fast := readVia(t, func() (io.ReadCloser, error) { return p.ReadFile(testCtx(t), testOwner(t), vol, c.path) })
 		keeperData, keeperErr, _ := readVia(t, func() (io.ReadCloser, error) {
 			hid, err := p.createStoreHelper(testCtx(t), vol, c.path, "cat", "--", c.path)
 			if err != nil {

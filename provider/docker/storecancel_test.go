@@ -30,7 +30,7 @@ func TestStoreReadEndsWithItsRequest(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	rc, err := p.ReadFile(ctx, vol, "big")
+	rc, err := p.ReadFile(ctx, testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestStoreHelperCloseFreesTheVolume(t *testing.T) {
 	p, _ := newTestProvider(t)
 	for i := range 8 {
 		vol := fmt.Sprintf("%s-free%d", runID, i)
-		if err := p.ensureStoreVolume(testCtx(t), vol, testOwner(t)); err != nil {
+		if _, err := p.ensureStoreVolume(testCtx(t), vol, testOwner(t)); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _, _ = p.cli.VolumeRemove(context.Background(), vol, client.VolumeRemoveOptions{Force: true}) })

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -46,8 +45,8 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 	return p.startStoreHelper(ctx, id)
 }
 
-// createStoreHelper checks the volume and the path and creates the helper
-// container, not yet started: ReadFile first tries to read through the
+// createStoreHelper checks the path and creates the helper container over a
+// volume the caller has checked (checkStoreVolume), not yet started: ReadFile first tries to read through the
 // archive API from it as it is (storearchive.go). The caller owns the
 // container: it starts it (startStoreHelper) or removes it (removeHelper).
 func (p *Provider) createStoreHelper(ctx context.Context, volume, path string, args ...string) (string, error) {
@@ -59,12 +58,6 @@ func (p *Provider) createStoreHelper(ctx context.Context, volume, path string, a
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	v, err := p.cli.VolumeInspect(cctx, volume, client.VolumeInspectOptions{})
-	if cerrdefs.IsNotFound(err) || (err == nil && !isManaged(v.Volume.Labels, RoleStore)) {
-		return "", protocol.Errorf(protocol.KindNotFound, "volume %q not found", volume)
-	} else if err != nil {
-		return "", classify(cctx, "volume inspect", err)
-	}
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
 		return "", err

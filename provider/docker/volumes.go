@@ -5,14 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/client"
-	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -23,56 +17,14 @@ import (
 // of entries and still a bound.
 const maxListing = 16 << 20
 
-// The store is Docker named volumes labelled as store volumes. A volume
-// named in spec.volumes is created (labelled) when missing; an existing one
-// without our label is refused, so a sandbox never mounts a volume someone
-// else made (a database's data, say).
-func (p *Provider) ensureStoreVolume(ctx context.Context, name string, owner provider.Owner) error {
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	v, err := p.cli.VolumeInspect(cctx, name, client.VolumeInspectOptions{})
-	switch {
-	case err == nil && !isManaged(v.Volume.Labels, RoleStore):
-		return protocol.Errorf(protocol.KindInvalidRequest, "volume %q exists but is not a resident store volume", name)
-	case err == nil:
-		return nil
-	case !cerrdefs.IsNotFound(err):
-		return classify(cctx, "volume inspect", err)
-	}
-	labels := baseLabels(RoleStore)
-	labels[owner.Key] = owner.InstallID
-	if _, err := p.cli.VolumeCreate(cctx, client.VolumeCreateOptions{Name: name, Labels: labels}); err != nil {
-		return classify(cctx, "volume create", err)
-	}
-	p.log.Info("store volume created", zap.String("volume", name))
-	return nil
-}
-
-// ListVolumes lists the store volumes, by name.
-func (p *Provider) ListVolumes(ctx context.Context) ([]protocol.Volume, error) {
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	list, err := p.cli.VolumeList(cctx, client.VolumeListOptions{Filters: roleFilter(RoleStore)})
-	if err != nil {
-		return nil, classify(cctx, "volume list", err)
-	}
-	out := []protocol.Volume{}
-	for _, v := range list.Items {
-		if !isManaged(v.Labels, RoleStore) {
-			continue
-		}
-		created, _ := time.Parse(time.RFC3339Nano, v.CreatedAt)
-		out = append(out, protocol.Volume{Name: v.Name, CreatedAt: created.UTC()})
-	}
-	slices.SortFunc(out, func(a, b protocol.Volume) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
 // ListDir lists one directory of a store volume, at most limit entries in
 // directory order (reading only that much of a huge directory).
-func (p *Provider) ListDir(ctx context.Context, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
+func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, path string, limit int) ([]protocol.DirEntry, bool, error) {
 	if limit <= 0 {
 		limit = 1000
+	}
+	if err := p.checkStoreVolume(ctx, owner, root); err != nil {
+		return nil, false, err
 	}
 	run, err := p.storeHelper(ctx, root, path, keeperproto.CmdLs, "-limit", strconv.Itoa(limit), "--", path)
 	if err != nil {
@@ -101,7 +53,10 @@ func (p *Provider) ListDir(ctx context.Context, root, path string, limit int) ([
 // through the archive API from a helper that is never started
 // (storearchive.go); every other path is resolved and read by the keeper in
 // that same helper, started.
-func (p *Provider) ReadFile(ctx context.Context, root, path string) (io.ReadCloser, error) {
+func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, path string) (io.ReadCloser, error) {
+	if err := p.checkStoreVolume(ctx, owner, root); err != nil {
+		return nil, err
+	}
 	id, err := p.createStoreHelper(ctx, root, path, keeperproto.CmdCat, "--", path)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func TestStoreListsOnlyManagedVolumes(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = p.cli.VolumeRemove(context.Background(), foreign, client.VolumeRemoveOptions{Force: true})
 	})
-	vols, err := p.ListVolumes(ctx)
+	vols, err := p.ListVolumes(ctx, testOwner(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,12 +38,12 @@ func TestStoreListsOnlyManagedVolumes(t *testing.T) {
 	if !slices.Contains(names, managed) || slices.Contains(names, foreign) || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "resident-keeper-") }) {
 		t.Fatalf("ListVolumes = %v", names)
 	}
-	if _, _, err := p.ListDir(ctx, foreign, "", 10); protocol.KindOf(err) != protocol.KindNotFound {
+	if _, _, err := p.ListDir(ctx, testOwner(t), foreign, "", 10); protocol.KindOf(err) != protocol.KindNotFound {
 		t.Errorf("ListDir on a volume we do not manage: %v", err)
 	}
 	_, err = p.Create(ctx, protocol.Spec{Image: testImage, Volumes: []protocol.VolumeMount{{Name: foreign, Path: "/data"}}}, testOwner(t), nil)
-	if protocol.KindOf(err) != protocol.KindInvalidRequest {
-		t.Errorf("mounting a volume we do not manage: %v", err)
+	if protocol.KindOf(err) != protocol.KindNotFound || err.Error() != provider.VolumeNotFound(foreign).Error() {
+		t.Errorf("mounting a volume we did not create, not granted: %v; want it missing", err)
 	}
 }
 
@@ -58,7 +58,7 @@ func TestStoreStreamsLargeFiles(t *testing.T) {
 	sum := sh(t, p, id, "head -c 268435456 /dev/urandom > /data/big && sha256sum /data/big | cut -d' ' -f1")
 
 	start := time.Now()
-	rc, err := p.ReadFile(testCtx(t), vol, "big")
+	rc, err := p.ReadFile(testCtx(t), testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestStoreStreamsLargeFiles(t *testing.T) {
 	firstAfter := time.Since(start)
 	rc.Close()
 
-	rc, err = p.ReadFile(testCtx(t), vol, "big")
+	rc, err = p.ReadFile(testCtx(t), testOwner(t), vol, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +88,15 @@ func TestStoreListDirReadsOnlyWhatItReturns(t *testing.T) {
 	seedVolume(t, p, vol, map[string]string{"seed": ""})
 	id := create(t, p, testOwner(t), protocol.Spec{Volumes: []protocol.VolumeMount{{Name: vol, Path: "/data"}}}, nil)
 	sh(t, p, id, "mkdir /data/wide && cd /data/wide && i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done")
-	entries, truncated, err := p.ListDir(testCtx(t), vol, "wide", 10)
+	entries, truncated, err := p.ListDir(testCtx(t), testOwner(t), vol, "wide", 10)
 	if err != nil || len(entries) != 10 || !truncated {
 		t.Fatalf("ListDir(limit 10) = %d entries, truncated %v, %v", len(entries), truncated, err)
 	}
-	entries, truncated, err = p.ListDir(testCtx(t), vol, "wide", 5000)
+	entries, truncated, err = p.ListDir(testCtx(t), testOwner(t), vol, "wide", 5000)
 	if err != nil || len(entries) != 5000 || truncated {
 		t.Fatalf("ListDir(limit 5000) = %d entries, truncated %v, %v", len(entries), truncated, err)
 	}
-	if _, err := p.ReadFile(testCtx(t), vol, "../etc/passwd"); protocol.KindOf(err) != protocol.KindInvalidRequest {
+	if _, err := p.ReadFile(testCtx(t), testOwner(t), vol, "../etc/passwd"); protocol.KindOf(err) != protocol.KindInvalidRequest {
 		t.Fatalf("..: %v", err)
 	}
 }

@@ -21,7 +21,7 @@
 //	sandboxes/.creating-<id>/  a sandbox being built; renamed into place when whole
 //	trash/<id>-<rand>/         a sandbox being removed; out of sight at once
 //	volumes/<name>/            a store volume, linked into sandboxes at spec paths
-//	volume-meta/<name>.json    when the volume was created
+//	volume-meta/<name>.json    when the volume was created, and its owner tag
 //
 // Processes are tracked through /proc, so exec needs Linux; elsewhere the
 // package builds and everything but Exec works.

@@ -20,7 +20,10 @@ var owner = provider.Owner{Key: "resident-install-id", InstallID: "local-test"}
 // sibling volume, then tries every way out with links made on the host.
 func TestStoreNeverLeavesTheVolume(t *testing.T) {
 	state := t.TempDir()
-	p := open(t, state)
+	// Both volumes are made by hand below: the operator allows them.
+	p := openWith(t, state, func(c *provider.Config) {
+		c.AllowVolumes = []provider.VolumeGrant{{Name: "box"}, {Name: "sibling"}}
+	})
 	volumes := filepath.Join(state, "local", "volumes")
 	vol := filepath.Join(volumes, "box")
 	must(t, os.MkdirAll(filepath.Join(vol, "sub"), 0o755))
@@ -45,7 +48,7 @@ func TestStoreNeverLeavesTheVolume(t *testing.T) {
 	for _, path := range []string{"abs", "rel", "sibling/secret.txt", "sub/up/secret.txt", "sub/up/../secret.txt",
 		"hostroot/etc/passwd", "sub/chained", "../secret.txt", "../sibling/secret.txt", "sub/../../secret.txt",
 		filepath.Join(state, "secret.txt"), "/../../secret.txt"} {
-		rc, err := p.ReadFile(c, "box", path)
+		rc, err := p.ReadFile(c, owner, "box", path)
 		if err == nil {
 			data, _ := io.ReadAll(rc)
 			rc.Close()
@@ -60,14 +63,14 @@ func TestStoreNeverLeavesTheVolume(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"sibling", "sub/up", "hostroot", ".."} {
-		if _, _, err := p.ListDir(c, "box", path, 10); err == nil {
+		if _, _, err := p.ListDir(c, owner, "box", path, 10); err == nil {
 			t.Errorf("ListDir(%q) succeeded; want an error", path)
 		}
 	}
 	if got := readString(t, p, "box", "inside"); got != "fine" {
 		t.Errorf("a link inside the volume reads %q", got)
 	}
-	entries, _, err := p.ListDir(c, "box", "/", 100)
+	entries, _, err := p.ListDir(c, owner, "box", "/", 100)
 	must(t, err)
 	for _, e := range entries {
 		if _, isLink := links[e.Name]; isLink && e.Type != protocol.EntrySymlink {
@@ -111,7 +114,7 @@ func TestSandboxPathsStayInside(t *testing.T) {
 
 func readString(t *testing.T, p provider.Store, vol, path string) string {
 	t.Helper()
-	rc, err := p.ReadFile(context.Background(), vol, path)
+	rc, err := p.ReadFile(context.Background(), owner, vol, path)
 	must(t, err)
 	defer rc.Close()
 	data, err := io.ReadAll(rc)

@@ -54,8 +54,9 @@ func (p *Provider) lookup(id string) (*meta, error) {
 	return m, nil
 }
 
-// ListOwned matches the owner tag exactly; expired sandboxes are removed and
-// left out, so "expired" is never a state local reports.
+// ListOwned lists what owner owns (provider.Owner.Owns: the exact owner
+// tag and no other owner-shaped one); expired sandboxes are removed and left
+// out, so "expired" is never a state local reports.
 func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
 	entries, err := os.ReadDir(p.sandboxes)
 	if err != nil {
@@ -79,7 +80,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 			}
 			continue
 		}
-		if v, ok := m.Tags[owner.Key]; !ok || v != owner.InstallID {
+		if !owner.Owns(m.Tags) {
 			continue
 		}
 		out = append(out, protocol.Sandbox{
@@ -93,13 +94,14 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	return out, nil
 }
 
-// ReadOwner returns the ownerKey tag, "" when the sandbox has none.
+// ReadOwner returns who owns the sandbox under ownerKey (provider.OwnerOf):
+// "" when nobody does, or when its tags name more than one owner.
 func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
 	m, err := p.lookup(sandboxID)
 	if err != nil {
 		return "", err
 	}
-	return m.Tags[ownerKey], nil
+	return provider.OwnerOf(m.Tags, ownerKey), nil
 }
 
 // Terminate removes a sandbox and kills everything running in it.

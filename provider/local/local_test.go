@@ -1,13 +1,17 @@
 package local_test
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/local"
 	"github.com/resident-dev/resident/provider/providertest"
@@ -22,25 +26,61 @@ func TestMain(m *testing.M) {
 func harness(t *testing.T) providertest.Harness {
 	state := t.TempDir()
 	return providertest.Harness{
-		New: func(t *testing.T) provider.Provider { return open(t, state) },
+		New:   func(t *testing.T) provider.Provider { return open(t, state) },
+		Plant: func(t *testing.T, tags map[string]string) string { return plant(t, state, tags) },
 		// Image stays empty: local records it and runs host binaries.
-		Volume: func(t *testing.T, name string, files map[string]string) {
-			for rel, content := range files {
-				path := filepath.Join(state, "local", "volumes", name, rel)
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
+			seedFiles(t, state, name, files)
+			record, err := json.Marshal(map[string]any{"name": name, "created_at": time.Now().UTC(), "tags": map[string]string{owner.Key: owner.InstallID}})
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(state, "local", "volume-meta", name+".json"), record, 0o600))
+		},
+		ForeignVolume: func(t *testing.T, name string, files map[string]string) { seedFiles(t, state, name, files) },
+		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
+			return openWith(t, state, adjust)
 		},
 	}
 }
 
-func open(t *testing.T, state string) *local.Provider {
+// plant makes a sandbox, then rewrites its meta.json so that its tags are
+// exactly tags, as a hand edit or another tool could.
+func plant(t *testing.T, state string, tags map[string]string) string {
 	t.Helper()
-	p, err := local.New(provider.Config{StateDir: state, Logger: zaptest.NewLogger(t)})
+	p := open(t, state)
+	id, err := p.Create(context.Background(), protocol.Spec{}, provider.Owner{Key: "planter-install-id", InstallID: "planter"}, nil)
+	must(t, err)
+	t.Cleanup(func() { _, _ = p.Terminate(context.Background(), id) })
+	metaPath := filepath.Join(state, "local", "sandboxes", id, "meta.json")
+	data, err := os.ReadFile(metaPath)
+	must(t, err)
+	var m map[string]any
+	must(t, json.Unmarshal(data, &m))
+	m["tags"] = tags
+	data, err = json.Marshal(m)
+	must(t, err)
+	must(t, os.WriteFile(metaPath, data, 0o600))
+	return id
+}
+
+// seedFiles writes files into a volume directory, with no record: a volume
+// made by hand.
+func seedFiles(t *testing.T, state, name string, files map[string]string) {
+	for rel, content := range files {
+		path := filepath.Join(state, "local", "volumes", name, rel)
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		must(t, os.WriteFile(path, []byte(content), 0o644))
+	}
+}
+
+func open(t *testing.T, state string) *local.Provider { return openWith(t, state, nil) }
+
+func openWith(t *testing.T, state string, adjust func(*provider.Config)) *local.Provider {
+	t.Helper()
+	cfg := provider.Config{StateDir: state, Logger: zaptest.NewLogger(t)}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	p, err := local.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

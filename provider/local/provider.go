@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,10 +38,11 @@ var (
 type Provider struct {
 	log        *zap.Logger
 	now        func() time.Time
-	sandboxes  string // StateDir/local/sandboxes: one directory per sandbox
-	volumes    string // StateDir/local/volumes: one directory per volume
-	volumeMeta string // StateDir/local/volume-meta: created_at of each volume
-	trash      string // StateDir/local/trash: sandboxes being removed
+	sandboxes  string                 // StateDir/local/sandboxes: one directory per sandbox
+	volumes    string                 // StateDir/local/volumes: one directory per volume
+	volumeMeta string                 // StateDir/local/volume-meta: created_at and owner of each volume
+	grants     []provider.VolumeGrant // volumes without an owner the operator allowed
+	trash      string                 // StateDir/local/trash: sandboxes being removed
 
 	mu      sync.Mutex
 	closed  bool
@@ -68,6 +70,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		volumes:    filepath.Join(base, "volumes"),
 		volumeMeta: filepath.Join(base, "volume-meta"),
 		trash:      filepath.Join(base, "trash"),
+		grants:     slices.Clone(cfg.AllowVolumes),
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
 		timers:     map[string]*time.Timer{},

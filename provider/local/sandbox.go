@@ -48,8 +48,11 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if owner.Key == "" || owner.InstallID == "" {
-		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: owner key and install id are required")
+	if err := owner.Validate(); err != nil {
+		return "", err
+	}
+	if err := provider.CheckHostTags(tags); err != nil {
+		return "", err
 	}
 	if spec.LifetimeS < 0 {
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")
@@ -60,6 +63,14 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	spec.Volumes = mounts
 	spec.Env = maps.Clone(spec.Env)
+	// Before anything is built: a volume owner may not mount is refused in
+	// the words of a missing one, unwrapped.
+	volumeDirs := make([]string, len(mounts))
+	for i, v := range mounts {
+		if volumeDirs[i], err = p.mountVolume(owner, v.Name); err != nil {
+			return "", err
+		}
+	}
 
 	id := newID()
 	m := &meta{ID: id, Tags: maps.Clone(tags), CreatedAt: p.now().UTC(), Image: spec.Image, Spec: spec}
@@ -73,7 +84,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 
 	staging := filepath.Join(p.sandboxes, stagingName+id)
-	if err := p.build(staging, m); err != nil {
+	if err := p.build(staging, m, volumeDirs); err != nil {
 		_ = os.RemoveAll(staging)
 		return "", fmt.Errorf("sandbox create: %w", err)
 	}
@@ -86,9 +97,10 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	return id, nil
 }
 
-// build lays out a sandbox in dir: the root, its volume links, the workdir
-// and finally meta.json.
-func (p *Provider) build(dir string, m *meta) error {
+// build lays out a sandbox in dir: the root, links to its volumes (at
+// volumeDirs, in the order of m.Spec.Volumes), the workdir and finally
+// meta.json.
+func (p *Provider) build(dir string, m *meta, volumeDirs []string) error {
 	root := filepath.Join(dir, rootDir)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
@@ -101,11 +113,8 @@ func (p *Provider) build(dir string, m *meta) error {
 		return err
 	}
 	defer r.Close()
-	for _, v := range m.Spec.Volumes {
-		volume, err := p.ensureVolume(v.Name)
-		if err != nil {
-			return err
-		}
+	for i, v := range m.Spec.Volumes {
+		volume := volumeDirs[i]
 		if parent := path.Dir(v.Path); parent != "." {
 			if err := r.MkdirAll(parent, 0o755); err != nil {
 				return fmt.Errorf("volume %s: %w", v.Name, err)

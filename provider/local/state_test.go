@@ -25,7 +25,7 @@ func TestMetaIsWholeOrAbsent(t *testing.T) {
 	state := t.TempDir()
 	p := open(t, state)
 	c := context.Background()
-	id, err := p.Create(c, protocol.Spec{Image: "img:1", Env: map[string]string{"A": "1"}}, owner, map[string]string{"job": "j", owner.Key: "intruder"})
+	id, err := p.Create(c, protocol.Spec{Image: "img:1", Env: map[string]string{"A": "1"}}, owner, map[string]string{"job": "j"})
 	must(t, err)
 	t.Cleanup(func() { p.Terminate(context.Background(), id) })
 
@@ -149,6 +149,12 @@ func TestCreateRefusals(t *testing.T) {
 		}
 		if name == "read-only volume" && !strings.Contains(err.Error(), "read_only") {
 			t.Errorf("read-only refusal does not say why: %v", err)
+		}
+	}
+	for _, tag := range []string{owner.Key, "Other-Install-ID", "dev.resident.managed"} {
+		_, err := p.Create(c, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}}}, owner, map[string]string{tag: "x"})
+		if protocol.KindOf(err) != protocol.KindInvalidRequest || !strings.Contains(err.Error(), tag) {
+			t.Errorf("tag %q: Create = %v; want invalid_request naming it", tag, err)
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(state, "local", "sandboxes"))

@@ -2,52 +2,28 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // listBatch is how many directory entries ListDir reads per call, so a huge
 // directory is never read whole to answer a small limit.
 const listBatch = 256
 
-func (p *Provider) volumeDir(name string) string { return filepath.Join(p.volumes, name) }
-
-type volumeMeta struct {
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// ensureVolume creates a volume the first time a spec names it and records
-// when; the record sits beside the volume, never inside what a host browses.
-func (p *Provider) ensureVolume(name string) (string, error) {
-	dir := p.volumeDir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("volume %s: %w", name, err)
-	}
-	if _, err := os.Stat(filepath.Join(p.volumeMeta, name+".json")); errors.Is(err, fs.ErrNotExist) {
-		data, _ := json.Marshal(volumeMeta{Name: name, CreatedAt: p.now().UTC()})
-		if err := writeFileAtomic(p.volumeMeta, name+".json", data, 0o600); err != nil {
-			return "", fmt.Errorf("volume %s: %w", name, err)
-		}
-	}
-	return dir, nil
-}
-
-// ListVolumes lists every volume directory. A volume made by hand (or by a
-// test) has no record; its directory's mtime stands in for created_at.
-func (p *Provider) ListVolumes(ctx context.Context) ([]protocol.Volume, error) {
+// ListVolumes lists the volume directories owner may browse (p.access).
+// A volume with no record (made by hand) has its directory's mtime as
+// created_at.
+func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]protocol.Volume, error) {
 	entries, err := os.ReadDir(p.volumes)
 	if err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
@@ -57,28 +33,35 @@ func (p *Provider) ListVolumes(ctx context.Context) ([]protocol.Volume, error) {
 		if !e.IsDir() || !validVolumeName(e.Name()) {
 			continue
 		}
-		v := protocol.Volume{Name: e.Name()}
-		var vm volumeMeta
-		if data, err := os.ReadFile(filepath.Join(p.volumeMeta, e.Name()+".json")); err == nil && json.Unmarshal(data, &vm) == nil {
-			v.CreatedAt = vm.CreatedAt
-		} else if info, err := e.Info(); err == nil {
-			v.CreatedAt = info.ModTime().UTC()
+		vm, recorded := p.readVolumeMeta(e.Name())
+		if p.access(owner, e.Name(), vm) == provider.VolumeHidden {
+			continue
+		}
+		v := protocol.Volume{Name: e.Name(), CreatedAt: vm.CreatedAt}
+		if !recorded {
+			if info, err := e.Info(); err == nil {
+				v.CreatedAt = info.ModTime().UTC()
+			}
 		}
 		out = append(out, v)
 	}
 	return out, nil
 }
 
-// openVolume opens a volume as an os.Root: every later lookup in it is
-// resolved by the kernel beneath it, so neither ".." nor a symlink (absolute
-// or relative) can reach a file outside.
-func (p *Provider) openVolume(name string) (*os.Root, error) {
+// openVolume opens a volume owner may browse as an os.Root: every later
+// lookup in it is resolved by the kernel beneath it, so neither ".." nor a
+// symlink (absolute or relative) can reach a file outside. Any other volume
+// is missing, in the very words of a missing one.
+func (p *Provider) openVolume(owner provider.Owner, name string) (*os.Root, error) {
 	if !validVolumeName(name) {
-		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", name)
+		return nil, provider.VolumeNotFound(name)
+	}
+	if vm, _ := p.readVolumeMeta(name); p.access(owner, name, vm) == provider.VolumeHidden {
+		return nil, provider.VolumeNotFound(name)
 	}
 	r, err := os.OpenRoot(p.volumeDir(name))
 	if err != nil {
-		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", name)
+		return nil, provider.VolumeNotFound(name)
 	}
 	return r, nil
 }
@@ -86,12 +69,12 @@ func (p *Provider) openVolume(name string) (*os.Root, error) {
 // ListDir lists at most limit entries (limit <= 0: all) of a directory in a
 // volume, reading it in batches and stopping as soon as it knows there are
 // more. Entries are described without following symlinks.
-func (p *Provider) ListDir(ctx context.Context, root, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
+func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
 	rel, err := storeRel(dirPath)
 	if err != nil {
 		return nil, false, err
 	}
-	r, err := p.openVolume(root)
+	r, err := p.openVolume(owner, root)
 	if err != nil {
 		return nil, false, err
 	}
@@ -155,12 +138,12 @@ func describe(r *os.Root, dir string, e fs.DirEntry) protocol.DirEntry {
 
 // ReadFile opens a regular file in a volume for streaming. The file stays
 // readable after the root is closed.
-func (p *Provider) ReadFile(ctx context.Context, root, filePath string) (io.ReadCloser, error) {
+func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, filePath string) (io.ReadCloser, error) {
 	rel, err := storeRel(filePath)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.openVolume(root)
+	r, err := p.openVolume(owner, root)
 	if err != nil {
 		return nil, err
 	}

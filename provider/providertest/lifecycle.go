@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,23 +40,26 @@ func runLifecycle(t *testing.T, h Harness) {
 		}
 	})
 
-	t.Run("owner_tag_is_merged_last", func(t *testing.T) {
+	t.Run("owner_shaped_tags_are_refused", func(t *testing.T) {
 		// The resident refuses such a tag first; the provider must still
-		// not let an incoming tag decide ownership.
+		// not let an incoming tag decide ownership, under any prefix.
 		e := newEnv(t, h)
-		id := e.create(protocol.Spec{}, map[string]string{OwnerKey: "intruder", "k": "v"})
-		got := e.listOwned()
-		if len(got) != 1 || got[0].SandboxID != id || got[0].Tags[OwnerKey] != e.owner.InstallID {
-			t.Fatalf("ListOwned = %+v, want %s owned by %s", got, id, e.owner.InstallID)
+		intruder := provider.Owner{Key: "Evil-Install-Id", InstallID: "intruder-" + e.owner.InstallID}
+		for _, key := range []string{OwnerKey, strings.ToUpper(OwnerKey), intruder.Key, "dev.resident.managed"} {
+			_, err := e.p.Create(ctx(t), protocol.Spec{Image: h.Image}, e.owner, map[string]string{key: intruder.InstallID, "k": "v"})
+			wantKind(t, "Create with tag "+key, err, protocol.KindInvalidRequest)
+			if !strings.Contains(err.Error(), key) {
+				t.Errorf("the refusal %q does not name the tag %q", err, key)
+			}
 		}
-		if owner, err := e.p.ReadOwner(ctx(t), id, OwnerKey); err != nil || owner != e.owner.InstallID {
-			t.Fatalf("ReadOwner = %q, %v; want %q", owner, err, e.owner.InstallID)
-		}
-		intruder := provider.Owner{Key: OwnerKey, InstallID: "intruder"}
-		if list, err := e.p.ListOwned(ctx(t), intruder); err != nil || containsID(list, id) {
-			t.Fatalf("the intruder's ListOwned = %+v, %v; must not include %s", list, err, id)
+		for _, o := range []provider.Owner{e.owner, intruder, {Key: OwnerKey, InstallID: intruder.InstallID}} {
+			if list, err := e.p.ListOwned(ctx(t), o); err != nil || len(list) != 0 {
+				t.Errorf("ListOwned(%s=%s) after the refused creates = %+v, %v; nothing may be created", o.Key, o.InstallID, list, err)
+			}
 		}
 	})
+
+	t.Run("ambiguous_sandbox_belongs_to_nobody", func(t *testing.T) { testAmbiguous(t, h) })
 
 	t.Run("list_owned_is_an_exact_match", func(t *testing.T) {
 		e := newEnv(t, h)
@@ -85,12 +89,14 @@ func runLifecycle(t *testing.T, h Harness) {
 		if owner, err := e.p.ReadOwner(ctx(t), id, OwnerKey); err != nil || owner != e.owner.InstallID {
 			t.Errorf("ReadOwner = %q, %v; want %q", owner, err, e.owner.InstallID)
 		}
-		if owner, err := e.p.ReadOwner(ctx(t), id, "no-such-key"); err != nil || owner != "" {
-			t.Errorf("ReadOwner(no-such-key) = %q, %v; want \"\"", owner, err)
+		for _, key := range []string{"no-such-key", "other", "other-install-id"} {
+			if owner, err := e.p.ReadOwner(ctx(t), id, key); err != nil || owner != "" {
+				t.Errorf("ReadOwner(%s) = %q, %v; want \"\": only the owner key names an owner", key, owner, err)
+			}
 		}
 		// A provider that remembers owners never contradicts ReadOwner.
 		if memory, ok := e.p.(provider.OwnerMemory); ok {
-			for key, want := range map[string]string{OwnerKey: e.owner.InstallID, "other": "x", "no-such-key": ""} {
+			for key, want := range map[string]string{OwnerKey: e.owner.InstallID, "other": "", "no-such-key": ""} {
 				if owner, known := memory.KnownOwner(id, key); known && owner != want {
 					t.Errorf("KnownOwner(%s) = %q; ReadOwner says %q", key, owner, want)
 				}

@@ -30,10 +30,10 @@ func runStore(t *testing.T, h Harness) {
 		t.Fatal("provider implements provider.Store but Harness.Volume is nil")
 	}
 	vol := uniqueName("vol")
-	h.Volume(t, vol, seedFiles)
+	h.Volume(t, e.owner, vol, seedFiles)
 
 	t.Run("list_volumes", func(t *testing.T) {
-		vols, err := st.ListVolumes(ctx(t))
+		vols, err := st.ListVolumes(ctx(t), e.owner)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func runStore(t *testing.T, h Harness) {
 	})
 
 	t.Run("list_dir", func(t *testing.T) {
-		entries, truncated, err := st.ListDir(ctx(t), vol, "", 100)
+		entries, truncated, err := st.ListDir(ctx(t), e.owner, vol, "", 100)
 		if err != nil || truncated {
 			t.Fatalf("ListDir = %v, truncated=%v", err, truncated)
 		}
@@ -62,7 +62,7 @@ func runStore(t *testing.T, h Harness) {
 				t.Errorf("entry %d = %+v, want %s %s size %d with mtime", i, got, w.name, w.typ, w.size)
 			}
 		}
-		sub, _, err := st.ListDir(ctx(t), vol, "sub", 100)
+		sub, _, err := st.ListDir(ctx(t), e.owner, vol, "sub", 100)
 		if err != nil || len(sub) != 1 || sub[0].Name != "e.txt" || sub[0].Size != 5 {
 			t.Errorf("ListDir(sub) = %+v, %v", sub, err)
 		}
@@ -74,7 +74,7 @@ func runStore(t *testing.T, h Harness) {
 			n         int
 			truncated bool
 		}{{1, 1, true}, {2, 2, true}, {4, 4, true}, {5, 5, false}, {6, 5, false}} {
-			entries, truncated, err := st.ListDir(ctx(t), vol, "", c.limit)
+			entries, truncated, err := st.ListDir(ctx(t), e.owner, vol, "", c.limit)
 			if err != nil || len(entries) != c.n || truncated != c.truncated {
 				t.Errorf("limit %d: %d entries, truncated=%v, err %v; want %d, %v", c.limit, len(entries), truncated, err, c.n, c.truncated)
 			}
@@ -82,25 +82,25 @@ func runStore(t *testing.T, h Harness) {
 	})
 
 	t.Run("list_dir_errors", func(t *testing.T) {
-		_, _, err := st.ListDir(ctx(t), vol, "missing", 10)
+		_, _, err := st.ListDir(ctx(t), e.owner, vol, "missing", 10)
 		wantKind(t, "ListDir(missing)", err, protocol.KindNotFound)
-		_, _, err = st.ListDir(ctx(t), vol, "a.txt", 10)
+		_, _, err = st.ListDir(ctx(t), e.owner, vol, "a.txt", 10)
 		wantKind(t, "ListDir(a file)", err, protocol.KindInvalidRequest)
-		_, _, err = st.ListDir(ctx(t), uniqueName("no-such-volume"), "", 10)
+		_, _, err = st.ListDir(ctx(t), e.owner, uniqueName("no-such-volume"), "", 10)
 		wantKind(t, "ListDir(missing volume)", err, protocol.KindNotFound)
 	})
 
 	t.Run("read_file", func(t *testing.T) {
 		for name, want := range seedFiles {
-			if got := readAll(t, st, vol, name); got != want {
+			if got := readAll(t, st, e.owner, vol, name); got != want {
 				t.Errorf("ReadFile(%s) = %q, want %q", name, got, want)
 			}
 		}
-		_, err := st.ReadFile(ctx(t), vol, "sub")
+		_, err := st.ReadFile(ctx(t), e.owner, vol, "sub")
 		wantKind(t, "ReadFile(a directory)", err, protocol.KindInvalidRequest)
-		_, err = st.ReadFile(ctx(t), vol, "nope.txt")
+		_, err = st.ReadFile(ctx(t), e.owner, vol, "nope.txt")
 		wantKind(t, "ReadFile(missing)", err, protocol.KindNotFound)
-		_, err = st.ReadFile(ctx(t), uniqueName("no-such-volume"), "a.txt")
+		_, err = st.ReadFile(ctx(t), e.owner, uniqueName("no-such-volume"), "a.txt")
 		wantKind(t, "ReadFile(missing volume)", err, protocol.KindNotFound)
 	})
 
@@ -109,20 +109,22 @@ func runStore(t *testing.T, h Harness) {
 		if got := e.sh(id, "/data", "cat sub/e.txt; echo from-sandbox > made.txt"); got != "EEEEE" {
 			t.Errorf("the sandbox sees %q in the volume", got)
 		}
-		if got := readAll(t, st, vol, "made.txt"); got != "from-sandbox\n" {
+		if got := readAll(t, st, e.owner, vol, "made.txt"); got != "from-sandbox\n" {
 			t.Errorf("the store sees %q for a file the sandbox wrote", got)
 		}
 		if fw, ok := e.p.(provider.FileWriter); ok {
 			if err := fw.WriteFile(ctx(t), id, "/data/written/w.txt", []byte("via write_file"), 0o644); err != nil {
 				t.Fatalf("WriteFile into the volume: %v", err)
 			}
-			if got := readAll(t, st, vol, "written/w.txt"); got != "via write_file" {
+			if got := readAll(t, st, e.owner, vol, "written/w.txt"); got != "via write_file" {
 				t.Errorf("the store sees %q for a file write_file put in the volume", got)
 			}
 		}
 	})
 
 	t.Run("no_path_leaves_the_volume", func(t *testing.T) { testStoreEscapes(t, e, st, vol) })
+	t.Run("volumes_are_owner_scoped", func(t *testing.T) { testVolumeOwners(t, e, st, vol) })
+	t.Run("unowned_volumes_need_a_grant", func(t *testing.T) { testVolumeGrants(t, h) })
 }
 
 // testStoreEscapes plants a secret outside the volume and tries every way
@@ -147,7 +149,7 @@ mkdir -p deep && ln -s ../../../../../../../../../../../../etc deep/etc-link`
 	reads := []string{"abs-leak", "rel-leak", "root-link/etc/passwd", "dir-link/secret.txt", "deep/etc-link/passwd",
 		"../secret.txt", "sub/../../secret.txt", "../../../../../../../../../.." + secretPath, secretPath, "/etc/passwd"}
 	for _, p := range reads {
-		rc, err := st.ReadFile(ctx(t), vol, p)
+		rc, err := st.ReadFile(ctx(t), e.owner, vol, p)
 		if err == nil {
 			data, _ := io.ReadAll(rc)
 			_ = rc.Close()
@@ -157,7 +159,7 @@ mkdir -p deep && ln -s ../../../../../../../../../../../../etc deep/etc-link`
 		wantKind(t, "ReadFile("+p+")", err, protocol.KindNotFound, protocol.KindInvalidRequest)
 	}
 	for _, p := range []string{"root-link", "dir-link", "deep/etc-link", "..", "sub/../..", "/etc"} {
-		entries, _, err := st.ListDir(ctx(t), vol, p, 100)
+		entries, _, err := st.ListDir(ctx(t), e.owner, vol, p, 100)
 		if err == nil {
 			t.Errorf("ListDir(%q) succeeded with %d entries; want not_found or invalid_request", p, len(entries))
 			continue
@@ -165,10 +167,10 @@ mkdir -p deep && ln -s ../../../../../../../../../../../../etc deep/etc-link`
 		wantKind(t, "ListDir("+p+")", err, protocol.KindNotFound, protocol.KindInvalidRequest)
 	}
 	for _, name := range []string{"..", ".", "../" + vol, vol + "/..", "/"} {
-		_, _, err := st.ListDir(ctx(t), name, "", 10)
+		_, _, err := st.ListDir(ctx(t), e.owner, name, "", 10)
 		wantKind(t, "ListDir(volume "+name+")", err, protocol.KindNotFound, protocol.KindInvalidRequest)
 	}
-	entries, _, err := st.ListDir(ctx(t), vol, "", 100)
+	entries, _, err := st.ListDir(ctx(t), e.owner, vol, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +183,9 @@ mkdir -p deep && ln -s ../../../../../../../../../../../../etc deep/etc-link`
 	}
 }
 
-func readAll(t *testing.T, st provider.Store, vol, path string) string {
+func readAll(t *testing.T, st provider.Store, owner provider.Owner, vol, path string) string {
 	t.Helper()
-	rc, err := st.ReadFile(ctx(t), vol, path)
+	rc, err := st.ReadFile(ctx(t), owner, vol, path)
 	if err != nil {
 		t.Fatalf("ReadFile(%s, %s): %v", vol, path, err)
 	}

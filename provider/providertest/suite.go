@@ -27,9 +27,21 @@ type Harness struct {
 	// (busybox will do; setsid is used when present). Providers that ignore
 	// images may leave it empty.
 	Image string
-	// Volume seeds a store volume with files (path -> content; parents are
-	// created). Nil when the provider has no store.
-	Volume func(t *testing.T, name string, files map[string]string)
+	// Volume seeds a store volume owned by owner, as if a sandbox/create of
+	// owner had made it, with files (path -> content; parents are created).
+	// Nil when the provider has no store.
+	Volume func(t *testing.T, owner provider.Owner, name string, files map[string]string)
+	// ForeignVolume seeds a volume the resident did not create (no owner
+	// tag), as an operator or another tool would, with files.
+	ForeignVolume func(t *testing.T, name string, files map[string]string)
+	// NewWith is New with the provider.Config that adjust changes (the
+	// operator's volume grants, say). Nil skips the cases that need it.
+	NewWith func(t *testing.T, adjust func(*provider.Config)) provider.Provider
+	// Plant makes a running sandbox whose host-visible tags are exactly
+	// tags, written to the backend directly, past Create's checks (as
+	// another tool or an older resident might have left one), and removes
+	// it at the test's end. Nil skips the cases that need it.
+	Plant func(t *testing.T, tags map[string]string) (sandboxID string)
 }
 
 // OwnerKey is the owner tag key the suite uses, as the resident builds it
