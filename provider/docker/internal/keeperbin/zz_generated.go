@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "de19a1753ca0e2cf8b5e70125c205c321deb73bd7f6c2a199e283bb18428bdca"
+const BuiltFrom = "96cb941582934a6625815a983915d30f9648ef881f0c7f5967199bf3d86d557c"
