@@ -95,13 +95,14 @@
 // labelled as store volumes; list_volumes lists only those. list_dir and
 // read_file run a short-lived helper container (the keeper image, the volume
 // mounted read-only, no network, no capability but CAP_DAC_READ_SEARCH,
-// removed when done) that resolves paths with os.Root: ".." and symlinks out
-// of the volume are refused (invalid_request), a symlink is listed as one.
+// removed when done) whose keeper opens the path in one step beneath the
+// volume (internal/beneath): ".." and every symlink on the path are refused
+// (invalid_request), wherever it leads; a symlink is listed as one.
 // list_dir reads at most limit+1 entries, in directory order; read_file
-// streams, never holding a file whole. A read_file whose path the engine
-// reports as plain directories ending in a regular file (no symlink) is read
-// through the archive API from that helper, created and never started
-// (storearchive.go); the answers are the keeper's either way.
+// streams, never holding a file whole. A helper lives as long as its
+// request: it holds the engine's attach of its stdin as a lease and exits
+// when that ends, also when the resident dies; the start sweep (sweep.go)
+// removes one that never started.
 //
 // # Ownership and labels
 //
