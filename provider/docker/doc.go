@@ -101,8 +101,10 @@
 // list_dir reads at most limit+1 entries, in directory order; read_file
 // streams, never holding a file whole. A helper lives as long as its
 // request: it holds the engine's attach of its stdin as a lease and exits
-// when that ends, also when the resident dies; the start sweep (sweep.go)
-// removes one that never started.
+// when that ends, also when the resident dies. The sweep at start
+// (ApplyAuth, sweep.go) removes a helper that was never started within 5
+// minutes by the engine's clock, exited ones, and the keeper volumes and
+// images of other keeper digests that no container uses.
 //
 // # Ownership and labels
 //

@@ -32,6 +32,17 @@ type helperRefs struct {
 	image, volume string
 }
 
+// The keeper's engine names, before the digest's first 16 hex digits.
+const (
+	keeperImage  = "resident-keeper:"
+	keeperVolume = "resident-keeper-"
+)
+
+func refsFor(bin keeperbin.Binary) helperRefs {
+	tag := bin.Digest[:16]
+	return helperRefs{image: keeperImage + tag, volume: keeperVolume + tag}
+}
+
 // ensureHelpers makes the keeper image and volume exist on this engine. It
 // is cheap after the first call (one inspect, to notice a pruned volume).
 func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
@@ -53,8 +64,7 @@ func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 			return refs, nil
 		}
 	}
-	tag := bin.Digest[:16]
-	refs = helperRefs{image: "resident-keeper:" + tag, volume: "resident-keeper-" + tag}
+	refs = refsFor(bin)
 	if err := p.ensureHelperImage(cctx, refs.image, bin.Data); err != nil {
 		return helperRefs{}, err
 	}

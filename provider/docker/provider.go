@@ -45,6 +45,9 @@ type Provider struct {
 	helperMu sync.Mutex
 	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
 
+	sweepOnce sync.Once
+	stopSweep func() // set by startSweep; cancels the sweep and waits for it
+
 	known knownSandboxes
 }
 
@@ -59,6 +62,7 @@ type timing struct {
 	drainMax    time.Duration // after the main process exited: at most this much draining
 	killWait    time.Duration // kill frame, then this long before the kill exec
 	stopGrace   time.Duration // terminate: SIGTERM, then SIGKILL after this
+	helperStart time.Duration // a store helper never started after this long is an orphan
 }
 
 var defaultTiming = timing{
@@ -70,6 +74,7 @@ var defaultTiming = timing{
 	drainMax:    5 * time.Second,
 	killWait:    time.Second,
 	stopGrace:   3 * time.Second,
+	helperStart: 5 * time.Minute,
 }
 
 // New builds a provider for the engine the usual Docker environment names
@@ -139,8 +144,15 @@ func (p *Provider) watchUnauthorized(resp *http.Response) {
 	}
 }
 
-// Close releases the client's idle connections; sandboxes keep running.
-func (p *Provider) Close() error { return p.cli.Close() }
+// Close stops the start sweep and releases the client's idle connections;
+// sandboxes keep running.
+func (p *Provider) Close() error {
+	p.sweepOnce.Do(func() {}) // no sweep may start after Close
+	if p.stopSweep != nil {
+		p.stopSweep()
+	}
+	return p.cli.Close()
+}
 
 // callCtx bounds one control call. Its cancel func must be called.
 func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
