@@ -17,9 +17,9 @@ package beneath
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 )
 
@@ -38,21 +38,15 @@ var ErrEscape = errors.New("the path leaves the directory")
 // ErrEscape or the system's (fs.ErrNotExist, syscall.ENOTDIR ...) in an
 // *fs.PathError whose Path is rel.
 func Open(dir *os.File, rel string, flag int) (*os.File, error) {
-	rel = strings.TrimSuffix(rel, "/")
-	if rel == "" {
-		rel = "."
-	}
 	if strings.HasPrefix(rel, "/") || hasDotDot(rel) {
 		return nil, &fs.PathError{Op: "open", Path: rel, Err: ErrEscape}
 	}
-	fd, err := openat2(dir, rel, flag)
-	if errors.Is(err, errNoOpenat2) {
-		fd, err = walk(dir, rel, flag)
-	}
+	rel = path.Clean(rel) // "a//b/./" is "a/b"; "" is "."; no ".." is left to fold
+	f, err := open(dir, rel, flag)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
 	}
-	return os.NewFile(uintptr(fd), rel), nil
+	return f, nil
 }
 
 func hasDotDot(rel string) bool {
@@ -62,26 +56,4 @@ func hasDotDot(rel string) bool {
 		}
 	}
 	return false
-}
-
-// errNoOpenat2 says the kernel (or a seccomp filter) refused openat2
-// itself; the walk does the same job.
-var errNoOpenat2 = errors.New("openat2 unavailable")
-
-// forceWalk makes Open use the walk even where openat2 exists, so tests
-// cover both.
-var forceWalk = false
-
-// fdOf runs f with dir's descriptor, without Fd()'s side effect of putting
-// the file in blocking mode.
-func fdOf(dir *os.File, f func(fd int) error) error {
-	rc, err := dir.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
-		return fmt.Errorf("directory descriptor: %w", err)
-	}
-	return ferr
 }

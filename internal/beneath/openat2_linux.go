@@ -7,6 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// dirFlags open a directory on the way for the walk: O_PATH needs search
+// permission only, as a path lookup would.
+const dirFlags = unix.O_PATH | unix.O_DIRECTORY
+
 // openat2 resolves and opens rel in one call: RESOLVE_BENEATH refuses any
 // step out of dir (".." past it, an absolute link), RESOLVE_NO_SYMLINKS
 // any symlink at all, RESOLVE_NO_MAGICLINKS the /proc kind. The kernel

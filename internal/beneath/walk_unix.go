@@ -4,6 +4,7 @@ package beneath
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -12,10 +13,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// errNoOpenat2 says the kernel (or a seccomp filter) refused openat2
+// itself; the walk does the same job.
+var errNoOpenat2 = errors.New("openat2 unavailable")
+
+// forceWalk makes Open use the walk even where openat2 exists, so tests
+// cover both.
+var forceWalk = false
+
+func open(dir *os.File, rel string, flag int) (*os.File, error) {
+	fd, err := openat2(dir, rel, flag)
+	if errors.Is(err, errNoOpenat2) {
+		fd, err = walk(dir, rel, flag)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), rel), nil
+}
+
+// fdOf runs f with dir's descriptor, without Fd()'s side effect of putting
+// the file in blocking mode.
+func fdOf(dir *os.File, f func(fd int) error) error {
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return fmt.Errorf("directory descriptor: %w", err)
+	}
+	return ferr
+}
+
 // walk opens rel one component at a time, each relative to the descriptor
 // of the one before, none followed if it is a symlink. Only the last is
-// opened with flag; the directories before it are opened O_PATH, which
-// needs search permission only, as a path lookup would.
+// opened with flag; the directories before it with dirFlags.
 func walk(dir *os.File, rel string, flag int) (int, error) {
 	parts := strings.Split(rel, "/")
 	at := -1
@@ -32,7 +65,7 @@ func walk(dir *os.File, rel string, flag int) (int, error) {
 			continue
 		}
 		last := i == len(parts)-1
-		how := unix.O_PATH | unix.O_DIRECTORY
+		how := dirFlags
 		if last {
 			how = flag
 		}

@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -69,18 +69,19 @@ func (p *Provider) ListVolumes(ctx context.Context) ([]protocol.Volume, error) {
 	return out, nil
 }
 
-// openVolume opens a volume as an os.Root: every later lookup in it is
-// resolved by the kernel beneath it, so neither ".." nor a symlink (absolute
-// or relative) can reach a file outside.
-func (p *Provider) openVolume(name string) (*os.Root, error) {
+// openVolume opens a volume's directory. Every path in it is then opened
+// relative to it by beneath.Open: resolved and opened by the kernel in one
+// step, beneath the volume, through no symlink at all (absolute, relative,
+// or one that a process swaps in meanwhile), so no path can reach outside.
+func (p *Provider) openVolume(name string) (*os.File, error) {
 	if !validVolumeName(name) {
 		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", name)
 	}
-	r, err := os.OpenRoot(p.volumeDir(name))
+	dir, err := os.Open(p.volumeDir(name))
 	if err != nil {
 		return nil, protocol.Errorf(protocol.KindNotFound, "volume %q not found", name)
 	}
-	return r, nil
+	return dir, nil
 }
 
 // ListDir lists at most limit entries (limit <= 0: all) of a directory in a
@@ -91,23 +92,23 @@ func (p *Provider) ListDir(ctx context.Context, root, dirPath string, limit int)
 	if err != nil {
 		return nil, false, err
 	}
-	r, err := p.openVolume(root)
+	vol, err := p.openVolume(root)
 	if err != nil {
 		return nil, false, err
 	}
-	defer r.Close()
-	if info, err := r.Stat(rel); err != nil {
-		return nil, false, fsError("list_dir", dirPath, err)
-	} else if !info.IsDir() {
-		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "list_dir %q: not a directory", dirPath)
-	}
-	// O_DIRECTORY|O_NONBLOCK: if the path was swapped for a FIFO since the
-	// Stat, the open fails instead of blocking.
-	dir, err := r.OpenFile(rel, os.O_RDONLY|oDirectory|syscall.O_NONBLOCK, 0)
+	defer vol.Close()
+	// O_NONBLOCK: a FIFO at the path must not block the open; the type
+	// check that follows refuses it.
+	dir, err := beneath.Open(vol, rel, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, false, fsError("list_dir", dirPath, err)
 	}
 	defer dir.Close()
+	if info, err := dir.Stat(); err != nil {
+		return nil, false, fsError("list_dir", dirPath, err)
+	} else if !info.IsDir() {
+		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "list_dir %q: not a directory", dirPath)
+	}
 	out := []protocol.DirEntry{}
 	truncated := false
 	for !truncated {
@@ -120,7 +121,7 @@ func (p *Provider) ListDir(ctx context.Context, root, dirPath string, limit int)
 				truncated = true
 				break
 			}
-			out = append(out, describe(r, rel, e))
+			out = append(out, describe(dir, e))
 		}
 		if errors.Is(err, io.EOF) || len(batch) == 0 {
 			break
@@ -133,11 +134,11 @@ func (p *Provider) ListDir(ctx context.Context, root, dirPath string, limit int)
 	return out, truncated, nil
 }
 
-// describe stats an entry through the root (Lstat: a symlink is reported as
-// one, its target is never looked at).
-func describe(r *os.Root, dir string, e fs.DirEntry) protocol.DirEntry {
+// describe stats an entry in the open directory (Lstat: a symlink is
+// reported as one, its target is never looked at).
+func describe(dir *os.File, e fs.DirEntry) protocol.DirEntry {
 	d := protocol.DirEntry{Name: e.Name(), Type: protocol.EntryOther}
-	info, err := r.Lstat(path.Join(dir, e.Name()))
+	info, err := beneath.Lstat(dir, e.Name())
 	if err != nil {
 		return d // vanished meanwhile: list the name, no details
 	}
@@ -154,24 +155,19 @@ func describe(r *os.Root, dir string, e fs.DirEntry) protocol.DirEntry {
 }
 
 // ReadFile opens a regular file in a volume for streaming. The file stays
-// readable after the root is closed.
+// readable after the volume's directory is closed.
 func (p *Provider) ReadFile(ctx context.Context, root, filePath string) (io.ReadCloser, error) {
 	rel, err := storeRel(filePath)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.openVolume(root)
+	vol, err := p.openVolume(root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	if info, err := r.Stat(rel); err != nil {
-		return nil, fsError("read_file", filePath, err)
-	} else if err := regularFile(filePath, info); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: a FIFO swapped in since the Stat must not block the open.
-	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	defer vol.Close()
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := beneath.Open(vol, rel, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, fsError("read_file", filePath, err)
 	}
