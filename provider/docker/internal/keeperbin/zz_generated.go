@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "96cb941582934a6625815a983915d30f9648ef881f0c7f5967199bf3d86d557c"
+const BuiltFrom = "56e1be39e882f654c8c6617c86e2031777e578a35c66065ba08595e261993c90"
