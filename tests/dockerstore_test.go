@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,32 @@ func mustResult(t *testing.T, m map[string]json.RawMessage) json.RawMessage {
 		t.Fatalf("error: %s", m["error"])
 	}
 	return m["result"]
+}
+
+// A 200 KB store path is the host's mistake, answered invalid_request
+// naming the bound, never internal ("argument list too long" from the
+// helper's argv); a path at the bound reaches the provider.
+func TestDockerLongStorePathIsInvalidRequest(t *testing.T) {
+	image := needDocker(t)
+	h := spawnDocker(t, liveOpts{}, "")
+	if got := h.init(uniqueInstall("longpath"), nil).Limits.MaxPathBytes; got != 4096 {
+		t.Fatalf("limits.max_path_bytes = %d", got)
+	}
+	vol := uniqueInstall("pl")
+	removeVolumesLater(t, vol)
+	box := h.create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
+	long := strings.Repeat("d/", 100<<10)
+	for _, method := range []string{protocol.MethodStoreReadFile, protocol.MethodStoreListDir} {
+		msg := h.callErr(method, map[string]any{"root": vol, "path": long, "stream_id": "l"}, protocol.KindInvalidRequest)
+		if !strings.Contains(msg, "at most 4096 bytes") {
+			t.Errorf("%s: %q", method, msg)
+		}
+	}
+	// At the bound the provider answers: not found, or the kernel's "file
+	// name too long" (PATH_MAX counts the NUL), but never internal.
+	m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": strings.Repeat("abcdefg/", 512), "stream_id": "l"}))
+	if k := m.Kind(); (k != protocol.KindNotFound && k != protocol.KindInvalidRequest) || strings.Contains(m.Error.Message, "at most 4096 bytes") {
+		t.Errorf("read_file at the bound: %s %.200s", k, m.Error.Message)
+	}
+	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
 }
