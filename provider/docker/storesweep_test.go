@@ -131,3 +131,39 @@ func testVolume(t *testing.T, p *Provider, name string, labels map[string]string
 		_, _ = p.cli.VolumeRemove(context.Background(), name, client.VolumeRemoveOptions{Force: true})
 	})
 }
+
+// ApplyAuth, the provider's start, runs the sweep: an orphaned helper goes
+// without any store call.
+func TestApplyAuthStartsTheSweep(t *testing.T) {
+	p, _ := newTestProvider(t)
+	p.timing.helperStart = 0
+	l := baseLabels(RoleStoreHelper)
+	l["resident-test-run"] = runID
+	orphan := testContainer(t, p, l, []string{"sleep", "600"}, nil, false)
+	ctx := testCtx(t)
+	inspect, err := p.cli.ContainerInspect(ctx, orphan, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := time.Parse(time.RFC3339Nano, inspect.Container.Created)
+	for { // older than the bound by the engine's clock, at second precision
+		if now, err := p.engineNow(ctx); err != nil {
+			t.Fatal(err)
+		} else if now.Sub(created) > time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := p.ApplyAuth(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := p.cli.ContainerInspect(ctx, orphan, client.ContainerInspectOptions{}); err != nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the orphaned helper is still there after ApplyAuth")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
