@@ -53,6 +53,9 @@ type Limits struct {
 	MaxListDirEntries     int   `json:"max_list_dir_entries"`
 	DefaultListDirEntries int   `json:"default_list_dir_entries"`
 	CredentialsExpiryExit int   `json:"credentials_expiry_exit_s"`
+	// MaxPathBytes bounds every path a host sends (store paths, write_file,
+	// exec cwd, spec.workdir, volume mount paths). Fixed: Linux's PATH_MAX.
+	MaxPathBytes int `json:"max_path_bytes"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.

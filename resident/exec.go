@@ -130,8 +130,8 @@ func (s *session) validateExec(p *protocol.ExecParams) error {
 	if err := checkArgv(p.Argv); err != nil {
 		return err
 	}
-	if p.Cwd != "" && !printable(p.Cwd) {
-		return invalid("cwd must be printable")
+	if err := checkPath("cwd", p.Cwd); err != nil {
+		return err
 	}
 	if p.Stdin && !s.prov.Info().Capabilities.Stdin {
 		return invalid("provider %s cannot stream stdin", s.prov.Info().Name)

@@ -41,6 +41,7 @@ func DefaultLimits() protocol.Limits {
 		MaxListDirEntries:     10000,
 		DefaultListDirEntries: 1000,
 		CredentialsExpiryExit: 5,
+		MaxPathBytes:          maxPathBytes,
 	}
 }
 
@@ -54,6 +55,7 @@ func (o *Options) fill() {
 	if o.Limits == (protocol.Limits{}) {
 		o.Limits = DefaultLimits()
 	}
+	o.Limits.MaxPathBytes = maxPathBytes // fixed, so always announced as enforced
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = 1500 * time.Millisecond
 	}

@@ -106,7 +106,10 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 	if err := checkID("sandbox_id", p.SandboxID); err != nil {
 		return nil, err
 	}
-	if p.Path == "" || path.Clean("/"+p.Path) == "/" || !printable(p.Path) {
+	if err := checkPath("path", p.Path); err != nil {
+		return nil, err
+	}
+	if p.Path == "" || path.Clean("/"+p.Path) == "/" {
 		return nil, invalid("path must name a file inside the sandbox")
 	}
 	if int64(len(p.Data)) > s.opts.Limits.MaxFileBytes {

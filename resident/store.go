@@ -143,8 +143,5 @@ func checkStorePath(root, path string) error {
 	if err := checkID("root", root); err != nil {
 		return err
 	}
-	if !printable(path) {
-		return invalid("path must be printable")
-	}
-	return nil
+	return checkPath("path", path)
 }

@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -56,6 +57,10 @@ const (
 	maxEnvValueLen = 128 << 10
 	maxArgs        = 65536
 	maxIDLen       = 256
+	// maxPathBytes is Linux's PATH_MAX: no kernel call takes a longer path,
+	// and a longer one reached a provider as an internal error (an argv
+	// too long for the store helper) instead of the host's mistake.
+	maxPathBytes = 4096
 )
 
 func invalid(format string, args ...any) error {
@@ -146,6 +151,19 @@ func checkID(field, id string) error {
 	return nil
 }
 
+// checkPath is the one bound on every path a host sends (store/*,
+// write_file, exec cwd, spec.workdir, spec.volumes[].path): at most
+// maxPathBytes, printable. What the path may name is the provider's rule.
+func checkPath(field, p string) error {
+	if len(p) > maxPathBytes {
+		return invalid("%s is %d bytes; paths are at most %d bytes (limits.max_path_bytes)", field, len(p), maxPathBytes)
+	}
+	if !printable(p) {
+		return invalid("%s must be printable", field)
+	}
+	return nil
+}
+
 func printable(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
@@ -172,13 +190,19 @@ func checkSpec(spec *protocol.Spec, secretPrefixes []string) error {
 	case spec.PidsLimit < 0:
 		return invalid("spec.pids_limit must not be negative")
 	}
+	if err := checkPath("spec.workdir", spec.Workdir); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, v := range spec.Volumes {
 		if !validInstallID(v.Name) || v.Name == "." || v.Name == ".." {
 			return invalid("spec.volumes[%d].name must be 1-64 characters of A-Za-z0-9._-", i)
 		}
-		if v.Path == "" || strings.ContainsRune(v.Path, 0) {
+		if v.Path == "" {
 			return invalid("spec.volumes[%d].path is required", i)
+		}
+		if err := checkPath(fmt.Sprintf("spec.volumes[%d].path", i), v.Path); err != nil {
+			return err
 		}
 		if seen[v.Path] {
 			return invalid("spec.volumes[%d].path %q is mounted twice", i, v.Path)

@@ -31,8 +31,15 @@ type rawHost struct {
 
 func spawn(t *testing.T) *rawHost {
 	t.Helper()
-	cmd := exec.Command(residentBin, "--state-dir", t.TempDir())
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	return spawnRaw(t, nil)
+}
+
+// spawnRaw is spawn with extra flags and environment (env holds the
+// variables after PATH).
+func spawnRaw(t *testing.T, args []string, env ...string) *rawHost {
+	t.Helper()
+	cmd := exec.Command(residentBin, append([]string{"--state-dir", t.TempDir()}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,8 @@ type registryAuth map[string]registry.AuthConfig
 // engine (negotiating the API version), so initialize fails at once, as
 // transient, when no engine answers, instead of the host meeting that on
 // its first call. Bad credentials are refused before the engine is asked.
+// It is the provider's start: once the engine answers, it starts the sweep
+// of what dead residents left (sweep.go) in the background.
 func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error {
 	if err := p.applyRegistryAuth(creds); err != nil {
 		return err
@@ -38,6 +40,7 @@ func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error
 		return classify(cctx, "docker engine at "+p.cli.DaemonHost(), err)
 	}
 	p.log.Info("engine answered", zap.String("host", p.cli.DaemonHost()), zap.String("api_version", p.cli.ClientVersion()), zap.String("engine_api_version", ping.APIVersion), zap.String("os", ping.OSType))
+	p.startSweep()
 	return nil
 }
 

@@ -97,13 +97,16 @@
 // install's and the operator's grants (provider.AccessTo). list_dir and
 // read_file run a short-lived helper container (the keeper image, the volume
 // mounted read-only, no network, no capability but CAP_DAC_READ_SEARCH,
-// removed when done) that resolves paths with os.Root: ".." and symlinks out
-// of the volume are refused (invalid_request), a symlink is listed as one.
+// removed when done) whose keeper opens the path in one step beneath the
+// volume (internal/beneath): ".." and every symlink on the path are refused
+// (invalid_request), wherever it leads; a symlink is listed as one.
 // list_dir reads at most limit+1 entries, in directory order; read_file
-// streams, never holding a file whole. A read_file whose path the engine
-// reports as plain directories ending in a regular file (no symlink) is read
-// through the archive API from that helper, created and never started
-// (storearchive.go); the answers are the keeper's either way.
+// streams, never holding a file whole. A helper lives as long as its
+// request: it holds the engine's attach of its stdin as a lease and exits
+// when that ends, also when the resident dies. The sweep at start
+// (ApplyAuth, sweep.go) removes a helper that was never started within 5
+// minutes by the engine's clock, exited ones, and the keeper volumes and
+// images of other keeper digests that no container uses.
 //
 // # Ownership and labels
 //

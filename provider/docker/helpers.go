@@ -32,8 +32,20 @@ type helperRefs struct {
 	image, volume string
 }
 
+// The keeper's engine names, before the digest's first 16 hex digits.
+const (
+	keeperImage  = "resident-keeper:"
+	keeperVolume = "resident-keeper-"
+)
+
+func refsFor(bin keeperbin.Binary) helperRefs {
+	tag := bin.Digest[:16]
+	return helperRefs{image: keeperImage + tag, volume: keeperVolume + tag}
+}
+
 // ensureHelpers makes the keeper image and volume exist on this engine. It
-// is cheap after the first call (one inspect, to notice a pruned volume).
+// is cheap after the first call (two inspects, to notice a pruned volume or
+// image).
 func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
@@ -48,13 +60,10 @@ func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 	p.helperMu.Lock()
 	defer p.helperMu.Unlock()
 	refs, ok := p.helpers[ver.Arch]
-	if ok {
-		if _, err := p.cli.VolumeInspect(cctx, refs.volume, client.VolumeInspectOptions{}); err == nil {
-			return refs, nil
-		}
+	if ok && p.helpersExist(cctx, refs) {
+		return refs, nil
 	}
-	tag := bin.Digest[:16]
-	refs = helperRefs{image: "resident-keeper:" + tag, volume: "resident-keeper-" + tag}
+	refs = refsFor(bin)
 	if err := p.ensureHelperImage(cctx, refs.image, bin.Data); err != nil {
 		return helperRefs{}, err
 	}
@@ -63,6 +72,17 @@ func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 	}
 	p.helpers[ver.Arch] = refs
 	return refs, nil
+}
+
+// helpersExist says the image and the volume are both still there: a
+// prune, or the start sweep of a resident of another version (sweep.go),
+// may have removed either.
+func (p *Provider) helpersExist(ctx context.Context, refs helperRefs) bool {
+	if _, err := p.cli.VolumeInspect(ctx, refs.volume, client.VolumeInspectOptions{}); err != nil {
+		return false
+	}
+	_, err := p.cli.ImageInspect(ctx, refs.image)
+	return err == nil
 }
 
 // ensureHelperImage imports a one-file image from a tarball made here: no

@@ -46,6 +46,9 @@ type Provider struct {
 	helperMu sync.Mutex
 	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
 
+	sweepOnce sync.Once
+	stopSweep func() // set by startSweep; cancels the sweep and waits for it
+
 	known knownSandboxes
 
 	grants []provider.VolumeGrant // volumes not ours that the operator allowed
@@ -62,6 +65,7 @@ type timing struct {
 	drainMax    time.Duration // after the main process exited: at most this much draining
 	killWait    time.Duration // kill frame, then this long before the kill exec
 	stopGrace   time.Duration // terminate: SIGTERM, then SIGKILL after this
+	helperStart time.Duration // a store helper never started after this long is an orphan
 }
 
 var defaultTiming = timing{
@@ -73,6 +77,7 @@ var defaultTiming = timing{
 	drainMax:    5 * time.Second,
 	killWait:    time.Second,
 	stopGrace:   3 * time.Second,
+	helperStart: 5 * time.Minute,
 }
 
 // New builds a provider for the engine the usual Docker environment names
@@ -142,8 +147,15 @@ func (p *Provider) watchUnauthorized(resp *http.Response) {
 	}
 }
 
-// Close releases the client's idle connections; sandboxes keep running.
-func (p *Provider) Close() error { return p.cli.Close() }
+// Close stops the start sweep and releases the client's idle connections;
+// sandboxes keep running.
+func (p *Provider) Close() error {
+	p.sweepOnce.Do(func() {}) // no sweep may start after Close
+	if p.stopSweep != nil {
+		p.stopSweep()
+	}
+	return p.cli.Close()
+}
 
 // callCtx bounds one control call. Its cancel func must be called.
 func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {

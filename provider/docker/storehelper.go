@@ -22,10 +22,18 @@ import (
 // helperRun is one store helper container: the keeper image running "ls"
 // or "cat" over a volume mounted read-only, with no network, no
 // capabilities but reading any file (CAP_DAC_READ_SEARCH), and nothing else
-// of the host or of any sandbox in sight. Even a symlink the keeper did
-// follow could only lead into that empty container, and os.Root refuses it
-// before that. It removes itself when done (AutoRemove); Close removes it
-// early.
+// of the host or of any sandbox in sight. The keeper follows no symlink
+// (internal/beneath); were one ever followed, it could only lead into that
+// empty container.
+//
+// No helper outlives its request. The provider attaches to the helper's
+// stdin and never writes to it; the engine closes that stdin when the
+// attach ends (StdinOnce), the keeper (-lease) exits on it, and the engine
+// removes the container (AutoRemove). The attach ends with Close, with the
+// request's context, and with the resident's own death, since the engine
+// sees the connection drop. A helper created and never started (the
+// resident died between create and start) runs nothing to exit: the start
+// sweep of the next resident removes it (sweep.go).
 type helperRun struct {
 	id          string
 	headerTimer *time.Timer
@@ -45,10 +53,9 @@ func (p *Provider) storeHelper(ctx context.Context, volume, path string, args ..
 	return p.startStoreHelper(ctx, id)
 }
 
-// createStoreHelper checks the path and creates the helper container over a
-// volume the caller has checked (checkStoreVolume), not yet started: ReadFile first tries to read through the
-// archive API from it as it is (storearchive.go). The caller owns the
-// container: it starts it (startStoreHelper) or removes it (removeHelper).
+// createStoreHelper checks the volume and the path and creates the helper
+// container, not yet started. The caller owns the container: it starts it
+// (startStoreHelper) or removes it (removeHelper).
 func (p *Provider) createStoreHelper(ctx context.Context, volume, path string, args ...string) (string, error) {
 	if !volumeName.MatchString(volume) {
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "volume name %q is not valid", volume)
@@ -64,7 +71,10 @@ func (p *Provider) createStoreHelper(ctx context.Context, volume, path string, a
 	}
 	pids, mem := int64(32), int64(64<<20)
 	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
-		Config: &container.Config{Image: refs.image, Cmd: args, Labels: baseLabels(RoleStoreHelper), NetworkDisabled: true, AttachStdout: true, AttachStderr: true},
+		Config: &container.Config{Image: refs.image, Cmd: args, Labels: baseLabels(RoleStoreHelper), NetworkDisabled: true,
+			AttachStdout: true, AttachStderr: true,
+			// The lease: the engine closes stdin when the attach ends.
+			AttachStdin: true, OpenStdin: true, StdinOnce: true},
 		HostConfig: &container.HostConfig{
 			AutoRemove: true, NetworkMode: "none", ReadonlyRootfs: true,
 			// Attach streams without a log driver; json-file would also
@@ -87,7 +97,9 @@ func (p *Provider) startStoreHelper(ctx context.Context, id string) (*helperRun,
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	// Attach before start, so not a byte of output is missed.
-	att, err := p.cli.ContainerAttach(cctx, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	// Stdin is the helper's lease (see helperRun): never written, never
+	// half-closed, it ends only with the whole connection.
+	att, err := p.cli.ContainerAttach(cctx, id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		p.removeHelper(id)
 		return nil, classify(cctx, "store helper attach", err)

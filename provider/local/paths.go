@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -102,9 +103,11 @@ func within(rel, dir string) (rest string, ok bool) {
 // transient.
 func fsError(what, p string, err error) error {
 	switch {
+	case errors.Is(err, beneath.ErrSymlink):
+		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: %v", what, p, beneath.ErrSymlink)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return protocol.Errorf(protocol.KindNotFound, "%s %q: not found", what, p)
-	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EXDEV),
+	case errors.Is(err, beneath.ErrEscape), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EXDEV),
 		strings.Contains(err.Error(), "path escapes"):
 		// os.Root reports an escape with an unexported error, hence the text.
 		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: path leaves its root", what, p)

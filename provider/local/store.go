@@ -7,11 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -48,22 +48,23 @@ func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]pro
 	return out, nil
 }
 
-// openVolume opens a volume owner may browse as an os.Root: every later
-// lookup in it is resolved by the kernel beneath it, so neither ".." nor a
-// symlink (absolute or relative) can reach a file outside. Any other volume
-// is missing, in the very words of a missing one.
-func (p *Provider) openVolume(owner provider.Owner, name string) (*os.Root, error) {
+// openVolume opens the directory of a volume owner may browse; any other
+// volume is missing, in the very words of a missing one. Every path in it is then opened
+// relative to it by beneath.Open: resolved and opened by the kernel in one
+// step, beneath the volume, through no symlink at all (absolute, relative,
+// or one that a process swaps in meanwhile), so no path can reach outside.
+func (p *Provider) openVolume(owner provider.Owner, name string) (*os.File, error) {
 	if !validVolumeName(name) {
 		return nil, provider.VolumeNotFound(name)
 	}
 	if vm, _ := p.readVolumeMeta(name); p.access(owner, name, vm) == provider.VolumeHidden {
 		return nil, provider.VolumeNotFound(name)
 	}
-	r, err := os.OpenRoot(p.volumeDir(name))
+	dir, err := os.Open(p.volumeDir(name))
 	if err != nil {
 		return nil, provider.VolumeNotFound(name)
 	}
-	return r, nil
+	return dir, nil
 }
 
 // ListDir lists at most limit entries (limit <= 0: all) of a directory in a
@@ -74,23 +75,23 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirP
 	if err != nil {
 		return nil, false, err
 	}
-	r, err := p.openVolume(owner, root)
+	vol, err := p.openVolume(owner, root)
 	if err != nil {
 		return nil, false, err
 	}
-	defer r.Close()
-	if info, err := r.Stat(rel); err != nil {
-		return nil, false, fsError("list_dir", dirPath, err)
-	} else if !info.IsDir() {
-		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "list_dir %q: not a directory", dirPath)
-	}
-	// O_DIRECTORY|O_NONBLOCK: if the path was swapped for a FIFO since the
-	// Stat, the open fails instead of blocking.
-	dir, err := r.OpenFile(rel, os.O_RDONLY|oDirectory|syscall.O_NONBLOCK, 0)
+	defer vol.Close()
+	// O_NONBLOCK: a FIFO at the path must not block the open; the type
+	// check that follows refuses it.
+	dir, err := beneath.Open(vol, rel, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, false, fsError("list_dir", dirPath, err)
 	}
 	defer dir.Close()
+	if info, err := dir.Stat(); err != nil {
+		return nil, false, fsError("list_dir", dirPath, err)
+	} else if !info.IsDir() {
+		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "list_dir %q: not a directory", dirPath)
+	}
 	out := []protocol.DirEntry{}
 	truncated := false
 	for !truncated {
@@ -103,7 +104,7 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirP
 				truncated = true
 				break
 			}
-			out = append(out, describe(r, rel, e))
+			out = append(out, describe(dir, e))
 		}
 		if errors.Is(err, io.EOF) || len(batch) == 0 {
 			break
@@ -116,11 +117,11 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirP
 	return out, truncated, nil
 }
 
-// describe stats an entry through the root (Lstat: a symlink is reported as
-// one, its target is never looked at).
-func describe(r *os.Root, dir string, e fs.DirEntry) protocol.DirEntry {
+// describe stats an entry in the open directory (Lstat: a symlink is
+// reported as one, its target is never looked at).
+func describe(dir *os.File, e fs.DirEntry) protocol.DirEntry {
 	d := protocol.DirEntry{Name: e.Name(), Type: protocol.EntryOther}
-	info, err := r.Lstat(path.Join(dir, e.Name()))
+	info, err := beneath.Lstat(dir, e.Name())
 	if err != nil {
 		return d // vanished meanwhile: list the name, no details
 	}
@@ -137,24 +138,19 @@ func describe(r *os.Root, dir string, e fs.DirEntry) protocol.DirEntry {
 }
 
 // ReadFile opens a regular file in a volume for streaming. The file stays
-// readable after the root is closed.
+// readable after the volume's directory is closed.
 func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, filePath string) (io.ReadCloser, error) {
 	rel, err := storeRel(filePath)
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.openVolume(owner, root)
+	vol, err := p.openVolume(owner, root)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	if info, err := r.Stat(rel); err != nil {
-		return nil, fsError("read_file", filePath, err)
-	} else if err := regularFile(filePath, info); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: a FIFO swapped in since the Stat must not block the open.
-	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	defer vol.Close()
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := beneath.Open(vol, rel, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, fsError("read_file", filePath, err)
 	}

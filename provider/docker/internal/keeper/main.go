@@ -9,8 +9,9 @@
 //     spawns (daemonized or not) stays in a tree the keeper can kill, and
 //     report "started" or a clean start error before any output;
 //   - kill: kill such a tree from a second exec (the fallback path);
-//   - ls / cat: browse a mounted volume without following a symlink out of
-//     it (os.Root), for the store.
+//   - ls / cat: browse a mounted volume without following any symlink
+//     (internal/beneath), for the store, and end with the request that
+//     asked (-lease: stdin's end).
 //
 // It is built with CGO_ENABLED=0 and embedded by package keeperbin; see
 // that package for how to rebuild it after editing this one.

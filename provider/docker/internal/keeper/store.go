@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
@@ -20,9 +21,11 @@ import (
 func ls(args []string) int {
 	flags := flag.NewFlagSet("ls", flag.ContinueOnError)
 	limit := flags.Int("limit", 1000, "most entries to list")
+	lease := flags.Bool("lease", false, "exit when stdin ends")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || *limit < 1 {
 		return reply(keeperproto.Header{Error: "keeper ls: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
+	holdLease(*lease)
 	root, rel, err := openRoot(flags.Arg(0))
 	if err != nil {
 		return replyErr(err)
@@ -48,8 +51,9 @@ func ls(args []string) int {
 		names = names[:*limit]
 	}
 	for _, d := range names {
-		// Lstat: a symlink is listed as one, never followed.
-		info, err := root.Lstat(path.Join(rel, d.Name()))
+		// Lstat in the open directory: a symlink is listed as one, never
+		// followed, and a rename of the directory's path cannot redirect it.
+		info, err := beneath.Lstat(dir, d.Name())
 		if err != nil {
 			continue // removed since ReadDir
 		}
@@ -61,9 +65,11 @@ func ls(args []string) int {
 // cat writes a Header line with the size, then the file's bytes, streamed.
 func cat(args []string) int {
 	flags := flag.NewFlagSet("cat", flag.ContinueOnError)
+	lease := flags.Bool("lease", false, "exit when stdin ends")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 {
 		return reply(keeperproto.Header{Error: "keeper cat: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
+	holdLease(*lease)
 	root, rel, err := openRoot(flags.Arg(0))
 	if err != nil {
 		return replyErr(err)
@@ -90,14 +96,27 @@ func cat(args []string) int {
 	return 0
 }
 
-// openRoot opens the volume as an os.Root: every path below it is resolved
-// inside it, symlinks included, and one that would leave it is an error.
-func openRoot(p string) (*os.Root, string, error) {
-	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
-	if rel == "" {
-		rel = "."
+// holdLease ties the helper's life to its request. The provider attaches
+// to the helper's stdin and never writes to it; the engine closes that stdin
+// when the attach ends (StdinOnce), which happens when the provider closes
+// it and also when the resident dies mid-request. Either way the keeper
+// exits at once instead of streaming the rest of a file to nobody, and the
+// engine removes the container (AutoRemove), freeing the volume.
+func holdLease(on bool) {
+	if !on {
+		return
 	}
-	root, err := os.OpenRoot(keeperproto.StoreRoot)
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(3)
+	}()
+}
+
+// openRoot opens the volume's directory; every path below it is opened
+// relative to it by beneath.Open, in one step, never through a symlink.
+func openRoot(p string) (*os.File, string, error) {
+	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
+	root, err := os.Open(keeperproto.StoreRoot)
 	return root, rel, err
 }
 
@@ -106,8 +125,8 @@ func openRoot(p string) (*os.Root, string, error) {
 // never comes, hanging the helper and the host's request. O_NONBLOCK makes
 // that open return at once (the type check that follows refuses it) and
 // changes nothing for regular files and directories.
-func openNonBlocking(root *os.Root, rel string) (*os.File, error) {
-	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func openNonBlocking(root *os.File, rel string) (*os.File, error) {
+	return beneath.Open(root, rel, os.O_RDONLY|syscall.O_NONBLOCK)
 }
 
 func entryType(m fs.FileMode) string {
@@ -128,6 +147,8 @@ func replyErr(err error) int {
 	if errors.As(err, &pe) {
 		h.Error = pe.Err.Error()
 	}
+	// A symlink on the path or a way out (beneath.ErrSymlink, ErrEscape)
+	// stays invalid_request, in beneath's words.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		h.Kind = keeperproto.KindNotFound
 	}

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "de19a1753ca0e2cf8b5e70125c205c321deb73bd7f6c2a199e283bb18428bdca"
+const BuiltFrom = "56e1be39e882f654c8c6617c86e2031777e578a35c66065ba08595e261993c90"

@@ -26,8 +26,8 @@ const (
 	CmdRun   = "run"   // run -token T [-cwd D] [-stdin] [-deadline-ms N] -- argv...
 	CmdKill  = "kill"  // kill -token T: kill the tree of the run with that token
 	CmdOOM   = "oom"   // oom: print the cgroup's OOM-kill counter (-1 if unknown)
-	CmdLs    = "ls"    // ls -limit N -- PATH: JSON listing of StoreRoot/PATH
-	CmdCat   = "cat"   // cat -- PATH: Header line, then the bytes of StoreRoot/PATH
+	CmdLs    = "ls"    // ls [-lease] -limit N -- PATH: JSON listing of StoreRoot/PATH
+	CmdCat   = "cat"   // cat [-lease] -- PATH: Header line, then the bytes of StoreRoot/PATH
 )
 
 // StatusPrefix starts the first line a "run" keeper writes on stdout, before
