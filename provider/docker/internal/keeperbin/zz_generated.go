@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "de19a1753ca0e2cf8b5e70125c205c321deb73bd7f6c2a199e283bb18428bdca"
+const BuiltFrom = "c0ee6de32bce3888d86879adee832d87e780b87271522606964374facb83f4e2"
