@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"path"
 	"strconv"
 	"strings"
 
@@ -35,14 +36,16 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
+	var imageEnv []string
+	var imageLabels map[string]string
+	imageWorkdir := ""
+	if img.Config != nil {
+		imageEnv, imageLabels, imageWorkdir = img.Config.Env, img.Config.Labels, img.Config.WorkingDir
+	}
+	spec.Workdir = workdirFor(spec, imageWorkdir)
 	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
 	if err != nil {
 		return "", err
-	}
-	var imageEnv []string
-	var imageLabels map[string]string
-	if img.Config != nil {
-		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
 	}
 	cfg := &container.Config{
 		Image:      spec.Image,
@@ -135,6 +138,26 @@ func (p *Provider) sandboxMounts(ctx context.Context, spec protocol.Spec, owner 
 		}
 	}
 	return mounts, nil
+}
+
+// DefaultReadOnlyWorkdir is the work directory of a sandbox with a read-only
+// root when neither spec.workdir nor the image names one: "/" cannot be made
+// writable, and the work directory must be.
+const DefaultReadOnlyWorkdir = "/work"
+
+// workdirFor is the sandbox's work directory: spec.workdir, else the
+// image's; on a read-only root with neither, DefaultReadOnlyWorkdir. ""
+// leaves it to the engine (the image's, else "/").
+func workdirFor(spec protocol.Spec, imageWorkdir string) string {
+	switch {
+	case spec.Workdir != "":
+		return spec.Workdir
+	case !spec.ReadOnlyRoot:
+		return ""
+	case imageWorkdir != "" && imageWorkdir != "/":
+		return path.Clean(imageWorkdir)
+	}
+	return DefaultReadOnlyWorkdir
 }
 
 func underAny(dir string, vols []protocol.VolumeMount) bool {

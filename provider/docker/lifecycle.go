@@ -48,13 +48,25 @@ func (p *Provider) stateOf(c container.Summary, created time.Time) string {
 	case container.StateRunning, container.StatePaused, container.StateRestarting:
 		return protocol.StateRunning
 	case container.StateCreated, container.StateExited, container.StateDead, container.StateRemoving:
-		if secs, err := strconv.ParseInt(c.Labels[LabelLifetime], 10, 64); err == nil && secs > 0 &&
-			!p.now().Before(created.Add(time.Duration(secs)*time.Second)) {
+		if p.expired(c.Labels, created) {
 			return protocol.StateExpired
 		}
 		return protocol.StateStopped
 	}
 	return protocol.StateUnknown
+}
+
+// expired says a sandbox's lifetime_s (a label) has passed since created.
+func (p *Provider) expired(labels map[string]string, created time.Time) bool {
+	secs, err := strconv.ParseInt(labels[LabelLifetime], 10, 64)
+	return err == nil && secs > 0 && !p.now().Before(created.Add(time.Duration(secs)*time.Second))
+}
+
+// parseCreated reads an inspect's created time; the zero time (so a
+// lifetime counts as passed) if the engine sent something else.
+func parseCreated(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
 
 // inspectSandbox returns a sandbox's container, or not_found for anything

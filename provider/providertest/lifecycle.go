@@ -147,7 +147,7 @@ func runLifecycle(t *testing.T, h Harness) {
 			_, err = e.p.Exec(ctx(t), id, provider.ExecRequest{Argv: []string{"true"}})
 			wantKind(t, "Exec("+id+")", err, protocol.KindNotFound)
 			if fw, ok := e.p.(provider.FileWriter); ok {
-				err := fw.WriteFile(ctx(t), id, "f", []byte("x"), 0o644)
+				err := fw.WriteFile(ctx(t), id, "f", []byte("x"), nil)
 				wantKind(t, "WriteFile("+id+")", err, protocol.KindNotFound)
 			}
 		}

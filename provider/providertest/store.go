@@ -113,7 +113,7 @@ func runStore(t *testing.T, h Harness) {
 			t.Errorf("the store sees %q for a file the sandbox wrote", got)
 		}
 		if fw, ok := e.p.(provider.FileWriter); ok {
-			if err := fw.WriteFile(ctx(t), id, "/data/written/w.txt", []byte("via write_file"), 0o644); err != nil {
+			if err := fw.WriteFile(ctx(t), id, "/data/written/w.txt", []byte("via write_file"), nil); err != nil {
 				t.Fatalf("WriteFile into the volume: %v", err)
 			}
 			if got := readAll(t, st, vol, "written/w.txt"); got != "via write_file" {
