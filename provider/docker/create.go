@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path"
@@ -43,6 +44,10 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		imageEnv, imageLabels, imageWorkdir = img.Config.Env, img.Config.Labels, img.Config.WorkingDir
 	}
 	spec.Workdir = workdirFor(spec, imageWorkdir)
+	base := cmp.Or(spec.Workdir, imageWorkdir, "/")
+	if spec.Volumes, err = mountPaths(spec.Volumes, base); err != nil {
+		return "", err
+	}
 	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
 	if err != nil {
 		return "", err

@@ -139,19 +139,27 @@ func TestCreateRefusals(t *testing.T) {
 	p := open(t, state)
 	c := context.Background()
 	for name, spec := range map[string]protocol.Spec{
-		"read-only volume": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data", ReadOnly: true}}},
-		"bad volume name":  {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "/data"}}},
-		"dot volume name":  {Volumes: []protocol.VolumeMount{{Name: "..", Path: "/data"}}},
-		"volume at root":   {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/"}}},
-		"nested volumes":   {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}, {Name: "w", Path: "/data/x"}}},
-		"negative life":    {LifetimeS: -1},
+		"read-only volume":     {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data", ReadOnly: true}}},
+		"bad volume name":      {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "data"}}},
+		"dot volume name":      {Volumes: []protocol.VolumeMount{{Name: "..", Path: "data"}}},
+		"volume at root":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "."}}},
+		"volume climbing out":  {Volumes: []protocol.VolumeMount{{Name: "v", Path: "../data"}}},
+		"nested volumes":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data"}, {Name: "w", Path: "data/x"}}},
+		"absolute volume path": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}}},
+		"negative life":        {LifetimeS: -1},
 	} {
 		_, err := p.Create(c, spec, owner, nil)
 		if protocol.KindOf(err) != protocol.KindInvalidRequest {
 			t.Errorf("%s: Create = %v; want invalid_request", name, err)
+			continue
 		}
 		if name == "read-only volume" && !strings.Contains(err.Error(), "read_only") {
 			t.Errorf("read-only refusal does not say why: %v", err)
+		}
+		// A command writing /data would write the host's /data, never the
+		// volume: the refusal must say so, and what to give instead.
+		if name == "absolute volume path" && !(strings.Contains(err.Error(), "host's") && strings.Contains(err.Error(), "relative")) {
+			t.Errorf("absolute path refusal does not say why: %v", err)
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(state, "local", "sandboxes"))
