@@ -108,6 +108,11 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	slices.SortFunc(out, func(a, b protocol.Sandbox) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.SandboxID, b.SandboxID))
 	})
+	// Sorted at full precision, reported in whole seconds: the precision
+	// every provider gives (Docker's list has no more).
+	for i := range out {
+		out[i].CreatedAt = out[i].CreatedAt.UTC().Truncate(time.Second)
+	}
 	return out, nil
 }
 

@@ -2,8 +2,10 @@ package providertest
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -31,8 +33,10 @@ func runLifecycle(t *testing.T, h Harness) {
 				t.Errorf("tag %q = %q, want %q (tags %v)", k, sb.Tags[k], v, sb.Tags)
 			}
 		}
-		if sb.CreatedAt.IsZero() {
-			t.Error("created_at is zero")
+		// Every provider gives created_at as UTC in whole seconds, so a
+		// host sees one format whichever provider it drives.
+		if at := sb.CreatedAt.Format(time.RFC3339Nano); sb.CreatedAt.IsZero() || strings.Contains(at, ".") || !strings.HasSuffix(at, "Z") {
+			t.Errorf("created_at %s: want a UTC time in whole seconds", at)
 		}
 		if sb.State == "" || sb.State == protocol.StateExpired {
 			t.Errorf("state = %q, want a live state", sb.State)
