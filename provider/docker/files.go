@@ -72,21 +72,6 @@ func workdirOf(c container.InspectResponse) string {
 	return "/"
 }
 
-// checkRunning refuses a sandbox that is not running: an expired one (its
-// keeper ended it at lifetime_s) or one stopped otherwise. Both are
-// conflict, as an exec in them is.
-func (p *Provider) checkRunning(id string, c container.InspectResponse) error {
-	switch {
-	case c.State != nil && c.State.Paused:
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", id[:12])
-	case c.State != nil && c.State.Running:
-		return nil
-	case p.expired(c.Config.Labels, parseCreated(c.Created)):
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s expired (its lifetime_s ended); terminate it", id[:12])
-	}
-	return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", id[:12])
-}
-
 // runKeeperWithInput runs one keeper command that reads input on its stdin
 // and answers with one Header line on stdout.
 func (p *Provider) runKeeperWithInput(ctx context.Context, sandboxID string, input []byte, args ...string) (keeperproto.Header, error) {

@@ -56,6 +56,21 @@ func (p *Provider) stateOf(c container.Summary, created time.Time) string {
 	return protocol.StateUnknown
 }
 
+// checkRunning refuses a sandbox that is not running: an expired one (its
+// keeper ended it at lifetime_s) or one stopped otherwise. Both are
+// conflict, for exec and write_file alike.
+func (p *Provider) checkRunning(id string, c container.InspectResponse) error {
+	switch {
+	case c.State != nil && c.State.Paused:
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", id[:12])
+	case c.State != nil && c.State.Running:
+		return nil
+	case p.expired(c.Config.Labels, parseCreated(c.Created)):
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s expired (its lifetime_s ended); terminate it", id[:12])
+	}
+	return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", id[:12])
+}
+
 // expired says a sandbox's lifetime_s (a label) has passed since created.
 func (p *Provider) expired(labels map[string]string, created time.Time) bool {
 	secs, err := strconv.ParseInt(labels[LabelLifetime], 10, 64)
