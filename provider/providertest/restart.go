@@ -49,9 +49,9 @@ func testRestart(t *testing.T, h Harness) {
 // terminate removes it and says it existed.
 func testLifetime(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	id := e.create(protocol.Spec{LifetimeS: 2}, map[string]string{"job": "short"})
+	id := e.create(protocol.Spec{LifetimeS: 3}, map[string]string{"job": "short"})
 	longRun := start(t, context.Background(), e.p, id, provider.ExecRequest{Argv: []string{"sleep", "300"}})
-	await(t, "the sandbox to be listed expired after lifetime_s=2", func() bool {
+	await(t, "the sandbox to be listed expired after lifetime_s=3", func() bool {
 		list := e.listOwned()
 		if !containsID(list, id) {
 			t.Fatalf("an expired sandbox vanished from ListOwned; it must stay listed as %q until terminated", protocol.StateExpired)
