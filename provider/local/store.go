@@ -64,6 +64,7 @@ func (p *Provider) ListVolumes(ctx context.Context) ([]protocol.Volume, error) {
 		} else if info, err := e.Info(); err == nil {
 			v.CreatedAt = info.ModTime().UTC()
 		}
+		v.CreatedAt = v.CreatedAt.Truncate(time.Second) // as every provider gives it
 		out = append(out, v)
 	}
 	return out, nil

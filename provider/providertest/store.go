@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -40,6 +41,9 @@ func runStore(t *testing.T, h Harness) {
 		i := slices.IndexFunc(vols, func(v protocol.Volume) bool { return v.Name == vol })
 		if i < 0 || vols[i].CreatedAt.IsZero() {
 			t.Fatalf("ListVolumes = %+v, want %s with created_at", vols, vol)
+		}
+		if at := vols[i].CreatedAt.Format(time.RFC3339Nano); strings.Contains(at, ".") || !strings.HasSuffix(at, "Z") {
+			t.Errorf("volume created_at %s: want a UTC time in whole seconds, as for sandboxes", at)
 		}
 	})
 
