@@ -139,11 +139,23 @@ type Store interface {
 }
 
 // FileWriter is the optional ability to put a file into a running sandbox.
-// Parent directories are created; path is inside the sandbox; mode is the
-// permission bits (the resident passes 0644 when the host gives none).
+// The write is made with the permissions of the sandbox's own user, as a
+// command in it would make it: one that user could not make (a read-only
+// file, a directory it cannot write) is refused with invalid_request and
+// changes nothing. A relative path is taken in the sandbox's work directory
+// (the default exec cwd), an absolute one from its root. Missing parent
+// directories are created (0755). mode holds the permission bits (bits above
+// 0o777 are ignored), or is nil when the host gave none: a new file then
+// gets DefaultFileMode and an existing file keeps its own mode. The file's
+// modification time is the time of the write. A sandbox that is not running
+// (expired, stopped) is conflict.
 type FileWriter interface {
-	WriteFile(ctx context.Context, sandboxID, path string, data []byte, mode uint32) error
+	WriteFile(ctx context.Context, sandboxID, path string, data []byte, mode *uint32) error
 }
+
+// DefaultFileMode is the mode of a file that write_file creates when the
+// host gives none.
+const DefaultFileMode = 0o644
 
 // OwnerMemory is the optional ability to answer ReadOwner without asking
 // the backend, for a provider whose owner tags can never change once a

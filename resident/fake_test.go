@@ -151,7 +151,7 @@ func (f *fakeProvider) Terminate(_ context.Context, id string) (bool, error) {
 
 func (f *fakeProvider) Close() error { return nil }
 
-func (f *fakeProvider) WriteFile(_ context.Context, id, path string, data []byte, _ uint32) error {
+func (f *fakeProvider) WriteFile(_ context.Context, id, path string, data []byte, _ *uint32) error {
 	f.record("write " + id + " " + path)
 	return nil
 }

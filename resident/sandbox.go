@@ -115,17 +115,13 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 	if int64(len(p.Data)) > s.opts.Limits.MaxFileBytes {
 		return nil, protocol.Errorf(protocol.KindQuota, "data is %d bytes, over the %d byte limit for write_file", len(p.Data), s.opts.Limits.MaxFileBytes)
 	}
-	mode := uint32(0o644)
-	if p.Mode != nil {
-		if *p.Mode > 0o7777 {
-			return nil, invalid("mode %o is not a permission mode", *p.Mode)
-		}
-		mode = *p.Mode
+	if p.Mode != nil && *p.Mode > 0o7777 {
+		return nil, invalid("mode %o is not a permission mode", *p.Mode)
 	}
 	if err := s.checkOwned(ctx, p.SandboxID); err != nil {
 		return nil, err
 	}
-	if err := s.writer.WriteFile(ctx, p.SandboxID, p.Path, p.Data, mode); err != nil {
+	if err := s.writer.WriteFile(ctx, p.SandboxID, p.Path, p.Data, p.Mode); err != nil {
 		return nil, err
 	}
 	return &protocol.WriteFileResult{Bytes: int64(len(p.Data))}, nil

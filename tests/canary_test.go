@@ -51,7 +51,7 @@ func printForms(secret string) []string {
 func TestCanaryNeverLeavesTheBinary(t *testing.T) {
 	h := spawnLive(t, liveOpts{args: []string{"--log-level", "debug"}, env: []string{"RESIDENT_SECRET_CANARY=" + envSecret}, keepRaw: true, keepOut: true})
 	h.init(installSecret, map[string]any{"credentials": map[string]string{"token": richSecret, "install": installSecret}})
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "/work"}}})
+	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
 
 	for _, secret := range []string{richSecret, envSecret} {
 		execID := "forms-" + strconv.Itoa(len(secret))

@@ -51,7 +51,7 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 	state := t.TempDir()
 	h := spawnLive(t, liveOpts{state: state, keepRaw: true, keepOut: true})
 	h.init("paths", nil)
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "/work"}}})
+	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
 	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/ok.txt", "data": []byte("fine")}, nil)
 	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/sub/inner.txt", "data": []byte("inner")}, nil)
 	vol := filepath.Join(state, "local", "volumes", "work")

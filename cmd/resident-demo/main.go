@@ -1,8 +1,10 @@
 // Command resident-demo is a minimal host: it spawns the resident, runs one
 // session end to end and prints every step readably. It is the README's
-// "run the main job" command and a short example of writing a host.
+// "run the main job" command and a short example of writing a host. With
+// --frames it also prints the JSON body of every frame, as the host sends
+// it ("→ ") and receives it ("← "), in order, on its stdout.
 //
-//	go run ./cmd/resident-demo [--provider local|docker] [--image IMAGE]
+//	go run ./cmd/resident-demo [--provider local|docker] [--image IMAGE] [--frames]
 package main
 
 import (
@@ -20,18 +22,25 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "resident-demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	bin := flag.String("resident", "", "resident binary (default: build ./cmd/resident)")
-	providerName := flag.String("provider", "local", "provider to load")
-	image := flag.String("image", "", "image for the sandbox (docker)")
-	stateDir := flag.String("state-dir", filepath.Join(os.TempDir(), "resident-demo"), "state directory")
-	flag.Parse()
+// run plays the session, printing every step to out.
+func run(args []string, out io.Writer) error {
+	flags := flag.NewFlagSet("resident-demo", flag.ContinueOnError)
+	bin := flags.String("resident", "", "resident binary (default: build ./cmd/resident)")
+	providerName := flags.String("provider", "local", "provider to load")
+	image := flags.String("image", "", "image for the sandbox (docker)")
+	stateDir := flags.String("state-dir", filepath.Join(os.TempDir(), "resident-demo"), "state directory")
+	frames := flags.Bool("frames", false, "also print every frame sent (→) and received (←)")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	printf := func(format string, a ...any) { fmt.Fprintf(out, format, a...) }
+	step := func(name string) { printf("\n> %s\n", name) }
 	if *bin == "" {
 		*bin = filepath.Join(os.TempDir(), "resident-demo-bin")
 		build := exec.Command("go", "build", "-o", *bin, "./cmd/resident")
@@ -52,7 +61,7 @@ func run() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	h := &demoHost{in: stdin, out: protocol.NewFrameReader(bufio.NewReader(stdout), 1<<30)}
+	h := &demoHost{in: stdin, out: protocol.NewFrameReader(bufio.NewReader(stdout), 1<<30), print: out, frames: *frames}
 
 	step("initialize")
 	var init protocol.InitializeResult
@@ -60,7 +69,7 @@ func run() error {
 		"credentials": map[string]string{"api_token": "demo-secret-0a1b2c3d4e"}}, &init); err != nil {
 		return err
 	}
-	fmt.Printf("  provider %s %s, resident %s, output cap %d bytes, default timeout %ds\n",
+	printf("  provider %s %s, resident %s, output cap %d bytes, default timeout %ds\n",
 		init.Provider.Name, init.Provider.Version, init.ResidentVersion, init.Limits.OutputCapBytes, init.Limits.DefaultExecTimeoutS)
 
 	step("sandbox/create")
@@ -68,7 +77,7 @@ func run() error {
 	if err := h.call(protocol.MethodSandboxCreate, map[string]any{"spec": map[string]any{"image": *image}, "tags": map[string]string{"purpose": "demo"}}, &box); err != nil {
 		return err
 	}
-	fmt.Printf("  sandbox %s\n", box.SandboxID)
+	printf("  sandbox %s\n", box.SandboxID)
 
 	script := `echo "hello from $(uname -s)"; echo "to stderr" >&2; echo "the credential is demo-secret-0a1b2c3d4e"; exit 3`
 	step("sandbox/exec sh -c '" + script + "'")
@@ -76,13 +85,13 @@ func run() error {
 	if err := h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box.SandboxID, "exec_id": "demo-1", "argv": []string{"sh", "-c", script}}, &res); err != nil {
 		return err
 	}
-	fmt.Printf("  exit_code %d, %d+%d bytes, %d ms (the credential arrived scrubbed)\n", res.ExitCode, res.StdoutBytes, res.StderrBytes, res.DurationMS)
+	printf("  exit_code %d, %d+%d bytes, %d ms (the credential arrived scrubbed)\n", res.ExitCode, res.StdoutBytes, res.StderrBytes, res.DurationMS)
 
 	step("sandbox/exec with a 1 s timeout on sleep 30")
 	if err := h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box.SandboxID, "exec_id": "demo-2", "timeout_s": 1, "argv": []string{"sh", "-c", "echo sleeping; sleep 30"}}, &res); err != nil {
 		return err
 	}
-	fmt.Printf("  timed_out %v, exit_code %d (%s), output kept\n", res.TimedOut, res.ExitCode, res.Signal)
+	printf("  timed_out %v, exit_code %d (%s), output kept\n", res.TimedOut, res.ExitCode, res.Signal)
 
 	step("sandbox/list_owned")
 	var list protocol.ListOwnedResult
@@ -90,7 +99,7 @@ func run() error {
 		return err
 	}
 	for _, b := range list.Sandboxes {
-		fmt.Printf("  %s %s tags=%v\n", b.SandboxID, b.State, b.Tags)
+		printf("  %s %s tags=%v\n", b.SandboxID, b.State, b.Tags)
 	}
 
 	step("sandbox/terminate (twice: idempotent)")
@@ -99,7 +108,7 @@ func run() error {
 		if err := h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box.SandboxID}, &term); err != nil {
 			return err
 		}
-		fmt.Printf("  existed %v\n", term.Existed)
+		printf("  existed %v\n", term.Existed)
 	}
 
 	step("shutdown")
@@ -109,16 +118,23 @@ func run() error {
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("resident exit: %w", err)
 	}
-	fmt.Printf("  resident exited 0; its JSON logs are in %s\n", logs.Name())
+	printf("  resident exited 0; its JSON logs are in %s\n", logs.Name())
 	return nil
 }
-
-func step(name string) { fmt.Printf("\n> %s\n", name) }
 
 type demoHost struct {
 	in     io.Writer
 	out    *protocol.FrameReader
+	print  io.Writer
+	frames bool // print each frame's body as sent and received
 	nextID int
+}
+
+// frame prints one frame's body when --frames asked for them.
+func (h *demoHost) frame(arrow string, body []byte) {
+	if h.frames {
+		fmt.Fprintf(h.print, "  %s %s\n", arrow, body)
+	}
 }
 
 // call sends one request and prints exec/output notifications until its
@@ -126,6 +142,7 @@ type demoHost struct {
 func (h *demoHost) call(method string, params, result any) error {
 	h.nextID++
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": h.nextID, "method": method, "params": params})
+	h.frame("→", body)
 	if _, err := h.in.Write(protocol.AppendFrame(nil, body)); err != nil {
 		return err
 	}
@@ -134,6 +151,7 @@ func (h *demoHost) call(method string, params, result any) error {
 		if err != nil {
 			return fmt.Errorf("reading the response to %s: %w", method, err)
 		}
+		h.frame("←", frame)
 		var msg struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
@@ -151,10 +169,10 @@ func (h *demoHost) call(method string, params, result any) error {
 			var o protocol.ExecOutput
 			_ = json.Unmarshal(msg.Params, &o)
 			for _, line := range strings.Split(strings.TrimRight(string(o.Data), "\n"), "\n") {
-				fmt.Printf("  [%s] %s\n", o.Stream, line)
+				fmt.Fprintf(h.print, "  [%s] %s\n", o.Stream, line)
 			}
 		case msg.Method != "":
-			fmt.Printf("  (%s)\n", msg.Method)
+			fmt.Fprintf(h.print, "  (%s)\n", msg.Method)
 		case msg.Error != nil:
 			return fmt.Errorf("%s: %s: %s", method, msg.Error.Data.Kind, msg.Error.Message)
 		default:

@@ -19,7 +19,8 @@
 // Exit codes: run and exec exit with the command's own exit code, or 125
 // when residentctl or the resident failed, 130 when interrupted, and 141
 // when the reader of their output went away. The other commands exit 0, or
-// 1 on failure. A usage error is 2. Every failure prints its error kind and
+// 1 on failure; rm of a sandbox that is already gone is not a failure (it
+// exits 0 and says nothing existed), as terminate is idempotent. A usage error is 2. Every failure prints its error kind and
 // a one-line hint on stderr.
 package main
 

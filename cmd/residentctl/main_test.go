@@ -140,10 +140,23 @@ func TestKeepLsExecCpRm(t *testing.T) {
 
 	ctl(t, state, nil, "rm", id).want(t, 0, id+"\n")
 	ctl(t, state, nil, "ls", "--json").want(t, 0, "[]\n")
-	r = ctl(t, state, nil, "rm", id)
-	r.want(t, 1, "")
-	if !strings.Contains(string(r.stderr), "no such sandbox") {
-		t.Fatalf("rm twice: %s", r.stderr)
+}
+
+// TestRmIsIdempotent: terminate is idempotent, and so is rm. A sandbox that
+// is already gone (or never was) exits 0 and says that nothing existed,
+// on stderr, so stdout lists only what this call removed.
+func TestRmIsIdempotent(t *testing.T) {
+	state := t.TempDir()
+	r := ctl(t, state, nil, "run", "--keep", "--", "true")
+	r.want(t, 0, "")
+	id := strings.TrimSpace(strings.TrimPrefix(string(r.stderr), "residentctl: kept sandbox "))
+	ctl(t, state, nil, "rm", id).want(t, 0, id+"\n")
+	for _, gone := range []string{id, "lcl-0000000000000000"} {
+		r = ctl(t, state, nil, "rm", gone)
+		r.want(t, 0, "")
+		if want := "residentctl: rm " + gone + ": nothing existed"; !strings.HasPrefix(string(r.stderr), want) {
+			t.Fatalf("rm of a removed sandbox: stderr %q, want it to start %q", r.stderr, want)
+		}
 	}
 }
 

@@ -66,8 +66,9 @@ func cmdRm(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		case err != nil:
 			code = report(stdio, g, "rm "+id, err, exitFailure)
 		case !existed:
-			fmt.Fprintf(stdio.err, "residentctl: rm %s: no such sandbox for install id %q (not_found)\n", id, g.installID)
-			code = exitFailure
+			// Terminate is idempotent, and so is rm: the sandbox is gone
+			// either way, which is what the caller asked for.
+			fmt.Fprintf(stdio.err, "residentctl: rm %s: nothing existed (no such sandbox for install id %q)\n", id, g.installID)
 		default:
 			fmt.Fprintln(stdio.out, id)
 		}

@@ -1,8 +1,10 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"path"
 	"strconv"
 	"strings"
 
@@ -33,14 +35,20 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	var imageEnv []string
 	var imageLabels map[string]string
+	imageWorkdir := ""
 	if img.Config != nil {
-		imageEnv, imageLabels = img.Config.Env, img.Config.Labels
+		imageEnv, imageLabels, imageWorkdir = img.Config.Env, img.Config.Labels, img.Config.WorkingDir
 	}
 	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
 		return "", err
 	}
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
+		return "", err
+	}
+	spec.Workdir = workdirFor(spec, imageWorkdir)
+	base := cmp.Or(spec.Workdir, imageWorkdir, "/")
+	if spec.Volumes, err = mountPaths(spec.Volumes, base); err != nil {
 		return "", err
 	}
 	mounts, err := p.sandboxMounts(ctx, spec, owner, refs)
@@ -142,6 +150,26 @@ func (p *Provider) sandboxMounts(ctx context.Context, spec protocol.Spec, owner 
 		}
 	}
 	return mounts, nil
+}
+
+// DefaultReadOnlyWorkdir is the work directory of a sandbox with a read-only
+// root when neither spec.workdir nor the image names one: "/" cannot be made
+// writable, and the work directory must be.
+const DefaultReadOnlyWorkdir = "/work"
+
+// workdirFor is the sandbox's work directory: spec.workdir, else the
+// image's; on a read-only root with neither, DefaultReadOnlyWorkdir. ""
+// leaves it to the engine (the image's, else "/").
+func workdirFor(spec protocol.Spec, imageWorkdir string) string {
+	switch {
+	case spec.Workdir != "":
+		return spec.Workdir
+	case !spec.ReadOnlyRoot:
+		return ""
+	case imageWorkdir != "" && imageWorkdir != "/":
+		return path.Clean(imageWorkdir)
+	}
+	return DefaultReadOnlyWorkdir
 }
 
 func underAny(dir string, vols []protocol.VolumeMount) bool {

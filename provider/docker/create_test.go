@@ -101,13 +101,13 @@ func TestReadOnlyRoot(t *testing.T) {
 	if out := sh(t, p, id, "echo a > /tmp/a && echo b > /work/b && cat /tmp/a /work/b"); out != "a\nb\n" {
 		t.Fatalf("/tmp and the workdir: %q", out)
 	}
-	if err := p.WriteFile(testCtx(t), id, "/work/sub/f", []byte("via archive"), 0o600); err != nil {
+	if err := p.WriteFile(testCtx(t), id, "/work/sub/f", []byte("via archive"), perm(0o600)); err != nil {
 		t.Fatalf("write_file into the workdir: %v", err)
 	}
 	if out := sh(t, p, id, "cat /work/sub/f"); out != "via archive" {
 		t.Fatalf("read back %q", out)
 	}
-	if err := p.WriteFile(testCtx(t), id, "/etc/f", []byte("x"), 0o600); protocol.KindOf(err) != protocol.KindInvalidRequest {
+	if err := p.WriteFile(testCtx(t), id, "/etc/f", []byte("x"), perm(0o600)); protocol.KindOf(err) != protocol.KindInvalidRequest {
 		t.Fatalf("write_file onto the read-only root: %v", err)
 	}
 }

@@ -24,11 +24,14 @@
 //	cpu, memory        unlimited; memory, when set, without swap       spec.cpus, spec.memory_mb (>= 6)
 //	root filesystem    writable                                        spec.read_only_root: then /tmp
 //	                                                                   and the workdir are scratch
-//	                                                                   volumes (disk, not memory; the
-//	                                                                   archive API can write them),
-//	                                                                   removed with the sandbox
+//	                                                                   volumes (disk, not memory),
+//	                                                                   removed with the sandbox; the
+//	                                                                   workdir is /work when neither
+//	                                                                   the spec nor the image names one
 //	lifetime           until terminated                                spec.lifetime_s: the sandbox
-//	                                                                   stops itself, resident or not
+//	                                                                   stops itself, resident or not,
+//	                                                                   and is listed expired until
+//	                                                                   terminated
 //	restart policy     none; IPC namespace private                     fixed
 //	user, workdir      the image's                                     spec.workdir
 //	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
@@ -90,11 +93,15 @@
 //
 // # Files and the store
 //
-// write_file goes through the archive API: missing parents are created
-// (0755), existing ones are not touched, the mode is honoured (0777 bits),
-// ownership is the container user's. The store is Docker named volumes
-// labelled as store volumes of one install; list_volumes lists only that
-// install's and the operator's grants (provider.AccessTo). list_dir and
+// write_file runs "keeper put" in the sandbox, as the container's user with
+// its capabilities (none): a write that user could not make is refused, the
+// mtime is the write's, missing parents are created (0755), the mode is
+// honoured (0777 bits; an omitted one keeps an existing file's). Not the
+// archive API, which writes as the engine's root past every permission. The store is Docker named volumes
+// archive API, which writes as the engine's root past every permission. The
+// store is Docker named volumes labelled as store volumes of one install;
+// list_volumes lists only that install's and the operator's grants
+// (provider.AccessTo). list_dir and
 // read_file run a short-lived helper container (the keeper image, the volume
 // mounted read-only, no network, no capability but CAP_DAC_READ_SEARCH,
 // removed when done) whose keeper opens the path in one step beneath the

@@ -91,13 +91,11 @@ func (p *Provider) execCreateFailed(ctx, cctx context.Context, sandboxID string,
 		return classify(cctx, "exec create", err)
 	}
 	c, inspectErr := p.inspectSandbox(ctx, sandboxID)
-	switch {
-	case inspectErr != nil:
+	if inspectErr != nil {
 		return inspectErr
-	case c.State != nil && c.State.Paused:
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", sandboxID[:12])
-	case c.State == nil || !c.State.Running:
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", sandboxID[:12])
+	}
+	if notRunning := p.checkRunning(sandboxID, c); notRunning != nil {
+		return notRunning // expired, stopped or paused
 	}
 	return classify(cctx, "exec create", err)
 }

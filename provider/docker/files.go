@@ -3,91 +3,115 @@ package docker
 import (
 	"bytes"
 	"context"
-	"os"
+	"encoding/json"
+	"fmt"
+	"io"
 	"path"
-	"slices"
+	"strconv"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
-// WriteFile puts a file into a sandbox through the archive API. path is
-// taken inside the sandbox: relative to its root, ".." clamped at "/".
-// Missing parent directories are created (0755); existing ones are left
-// exactly as they are, because the tar names only what is missing (a tar
-// entry for /usr/bin would re-chmod the image's /usr/bin). Files and
-// directories take the ownership of the container's user (copyUIDGID).
-// On a read-only root filesystem only volumes, /tmp and the work
-// directory (scratch volumes) are writable.
-func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode uint32) error {
-	if _, err := p.inspectSandbox(ctx, sandboxID); err != nil {
+// WriteFile puts a file into a running sandbox through the keeper ("keeper
+// put"), which runs as the container's user with the container's
+// capabilities: the write is one a command of the sandbox could make, or it
+// is refused (a read-only file, a directory that user cannot write, a
+// read-only root outside its writable directories). The archive API is not
+// used because it writes as the engine's root, past every permission, and
+// stamps its own times. A relative path is taken in the work directory, an
+// absolute one from the root; ".." is clamped at "/". A symlink on the path
+// is followed inside the container, as that user's own open would.
+func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
+	c, err := p.inspectSandbox(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	if err := p.checkRunning(sandboxID, c); err != nil {
 		return err
 	}
 	if strings.ContainsRune(filePath, 0) {
 		return protocol.Errorf(protocol.KindInvalidRequest, "write_file: path must not contain NUL")
 	}
-	target := path.Join("/", filePath)
+	target := path.Join("/", workdirOf(c), filePath)
+	if path.IsAbs(filePath) {
+		target = path.Join("/", filePath)
+	}
 	if target == "/" {
 		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
 	}
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	base, missing, err := p.existingParent(cctx, sandboxID, target)
+	args := []string{keeperproto.CmdPut}
+	if mode != nil {
+		args = append(args, "-mode", strconv.FormatUint(uint64(*mode&0o777), 8))
+	}
+	h, err := p.runKeeperWithInput(ctx, sandboxID, data, append(args, "--", target)...)
 	if err != nil {
 		return err
 	}
-	if len(missing) == 0 {
-		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
-	}
-	missing = missing[:len(missing)-1] // the last is the file itself
-	entries := make([]tarEntry, 0, len(missing)+1)
-	for i := range missing {
-		entries = append(entries, tarDir(path.Join(missing[:i+1]...), 0o755))
-	}
-	rel := path.Join(append(slices.Clone(missing), path.Base(target))...)
-	entries = append(entries, tarFile(rel, data, int64(mode&0o777)))
-	_, err = p.cli.CopyToContainer(cctx, sandboxID, client.CopyToContainerOptions{
-		DestinationPath: base, Content: bytes.NewReader(tarOf(entries...)), CopyUIDGID: true,
-	})
-	if err != nil {
-		if msg := err.Error(); strings.Contains(msg, "read-only") || strings.Contains(msg, "not a directory") || strings.Contains(msg, "cannot overwrite") {
-			return kindErr(protocol.KindInvalidRequest, err, "write_file %q", filePath)
+	if h.Error != "" {
+		kind := protocol.Kind(h.Kind)
+		if kind != protocol.KindNotFound {
+			kind = protocol.KindInvalidRequest
 		}
-		return classify(cctx, "write_file", err)
+		return protocol.Errorf(kind, "write_file %q: %s", filePath, h.Error)
 	}
 	return nil
 }
 
-// existingParent walks down from "/" to the deepest directory on the way
-// to target that exists, and returns it with the names still missing below
-// it (the last of which is target's own name). It stops at the first name
-// that is missing; target existing as a file or symlink is fine (replaced),
-// as a directory it leaves nothing missing. Walking down rather than
-// up means the engine is never asked about a path under a file, which it
-// answers with a bare 500.
-func (p *Provider) existingParent(ctx context.Context, id, target string) (string, []string, error) {
-	parts := strings.Split(strings.TrimPrefix(target, "/"), "/")
-	dir := "/"
-	for i, name := range parts {
-		next := path.Join(dir, name)
-		st, err := p.cli.ContainerStatPath(ctx, id, client.ContainerStatPathOptions{Path: next})
-		switch {
-		case cerrdefs.IsNotFound(err):
-			return dir, parts[i:], nil
-		case err != nil:
-			return "", nil, classify(ctx, "write_file stat", err)
-		case i == len(parts)-1 && !st.Stat.Mode.IsDir():
-			// An existing file is overwritten; an existing symlink is
-			// replaced, never written through.
-			return dir, parts[i:], nil
-		case st.Stat.Mode.IsDir() || st.Stat.Mode&os.ModeSymlink != 0:
-			dir = next // a symlink is resolved by the engine, inside the container
-		default:
-			return "", nil, protocol.Errorf(protocol.KindInvalidRequest, "write_file: %s is not a directory", next)
-		}
+// workdirOf is the directory a relative path is taken in: the container's
+// working directory (spec.workdir, else the image's), else the root.
+func workdirOf(c container.InspectResponse) string {
+	if c.Config != nil && c.Config.WorkingDir != "" {
+		return c.Config.WorkingDir
 	}
-	return dir, nil, nil
+	return "/"
+}
+
+// runKeeperWithInput runs one keeper command that reads input on its stdin
+// and answers with one Header line on stdout.
+func (p *Provider) runKeeperWithInput(ctx context.Context, sandboxID string, input []byte, args ...string) (keeperproto.Header, error) {
+	what := "keeper " + args[0]
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
+		Cmd: append([]string{keeperproto.Path}, args...), AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return keeperproto.Header{}, p.execCreateFailed(ctx, cctx, sandboxID, err)
+	}
+	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return keeperproto.Header{}, classify(cctx, what, err)
+	}
+	defer att.Close()
+	stop := context.AfterFunc(cctx, att.Close)
+	defer stop()
+	writeErr := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(att.Conn, bytes.NewReader(input))
+		if err == nil {
+			err = att.CloseWrite()
+		}
+		writeErr <- err
+	}()
+	var out, errOut lockedBuffer
+	if _, err := stdcopy.StdCopy(&out, &errOut, io.LimitReader(att.Reader, 1<<20)); err != nil {
+		return keeperproto.Header{}, classify(cctx, what, fmt.Errorf("%w (%s)", err, errOut.String()))
+	}
+	att.Close() // the keeper has answered: its stdin is no longer read
+	inputErr := <-writeErr
+	var h keeperproto.Header
+	line, _, _ := strings.Cut(out.String(), "\n")
+	if err := json.Unmarshal([]byte(line), &h); err != nil {
+		if inputErr != nil {
+			return keeperproto.Header{}, classify(cctx, what, inputErr)
+		}
+		return keeperproto.Header{}, fmt.Errorf("%s: unreadable answer %q (%s): %w", what, line, errOut.String(), err)
+	}
+	return h, nil
 }

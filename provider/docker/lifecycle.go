@@ -48,13 +48,40 @@ func (p *Provider) stateOf(c container.Summary, created time.Time) string {
 	case container.StateRunning, container.StatePaused, container.StateRestarting:
 		return protocol.StateRunning
 	case container.StateCreated, container.StateExited, container.StateDead, container.StateRemoving:
-		if secs, err := strconv.ParseInt(c.Labels[LabelLifetime], 10, 64); err == nil && secs > 0 &&
-			!p.now().Before(created.Add(time.Duration(secs)*time.Second)) {
+		if p.expired(c.Labels, created) {
 			return protocol.StateExpired
 		}
 		return protocol.StateStopped
 	}
 	return protocol.StateUnknown
+}
+
+// checkRunning refuses a sandbox that is not running: an expired one (its
+// keeper ended it at lifetime_s) or one stopped otherwise. Both are
+// conflict, for exec and write_file alike.
+func (p *Provider) checkRunning(id string, c container.InspectResponse) error {
+	switch {
+	case c.State != nil && c.State.Paused:
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", id[:12])
+	case c.State != nil && c.State.Running:
+		return nil
+	case p.expired(c.Config.Labels, parseCreated(c.Created)):
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s expired (its lifetime_s ended); terminate it", id[:12])
+	}
+	return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", id[:12])
+}
+
+// expired says a sandbox's lifetime_s (a label) has passed since created.
+func (p *Provider) expired(labels map[string]string, created time.Time) bool {
+	secs, err := strconv.ParseInt(labels[LabelLifetime], 10, 64)
+	return err == nil && secs > 0 && !p.now().Before(created.Add(time.Duration(secs)*time.Second))
+}
+
+// parseCreated reads an inspect's created time; the zero time (so a
+// lifetime counts as passed) if the engine sent something else.
+func parseCreated(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
 
 // inspectSandbox returns a sandbox's container, or not_found for anything

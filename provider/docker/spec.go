@@ -60,17 +60,38 @@ func validateSpec(spec protocol.Spec) error {
 			return bad("env %q: names must be non-empty without '=' or NUL, values without NUL", k)
 		}
 	}
-	seen := map[string]bool{}
 	for _, m := range spec.Volumes {
 		if !volumeName.MatchString(m.Name) {
 			return bad("volume name %q must match %s", m.Name, volumeName)
 		}
-		if !cleanAbs(m.Path) || m.Path == "/" || seen[m.Path] {
-			return bad("volume %q: path %q must be a distinct, absolute, clean path other than /", m.Name, m.Path)
+		if !(cleanAbs(m.Path) && m.Path != "/") && !cleanRel(m.Path) {
+			return bad("volume %q: path %q must be a clean absolute path other than /, or a clean relative one without \"..\" (taken in the work directory)", m.Name, m.Path)
 		}
-		seen[m.Path] = true
 	}
 	return nil
+}
+
+func cleanRel(p string) bool {
+	return p != "" && !path.IsAbs(p) && path.Clean(p) == p && p != "." && p != ".." &&
+		!strings.HasPrefix(p, "../") && !strings.ContainsRune(p, 0)
+}
+
+// mountPaths takes relative volume paths in the work directory (as
+// write_file takes relative paths) and refuses two mounts at one path.
+func mountPaths(vols []protocol.VolumeMount, workdir string) ([]protocol.VolumeMount, error) {
+	out := make([]protocol.VolumeMount, 0, len(vols))
+	seen := map[string]bool{}
+	for _, m := range vols {
+		if !path.IsAbs(m.Path) {
+			m.Path = path.Join("/", workdir, m.Path)
+		}
+		if !cleanAbs(m.Path) || m.Path == "/" || seen[m.Path] {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "spec: volume %q: path %q must be distinct, and not / or the keeper's directory", m.Name, m.Path)
+		}
+		seen[m.Path] = true
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // cleanAbs: absolute, already clean, and clear of the keeper's directory.

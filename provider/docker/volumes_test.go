@@ -111,7 +111,7 @@ func TestReadOnlyVolumeMount(t *testing.T) {
 	if r.stdout != "data" || r.status.Code == 0 {
 		t.Fatalf("read-only volume: %+v", r)
 	}
-	if err := p.WriteFile(testCtx(t), id, "/ro/h", []byte("x"), 0o644); protocol.KindOf(err) != protocol.KindInvalidRequest {
+	if err := p.WriteFile(testCtx(t), id, "/ro/h", []byte("x"), nil); protocol.KindOf(err) != protocol.KindInvalidRequest {
 		t.Fatalf("write_file into a read-only volume: %v", err)
 	}
 }

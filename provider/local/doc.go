@@ -5,8 +5,15 @@
 // Local isolates nothing. A sandbox process runs as the resident's user with
 // the host's filesystem, network and resources; image, network, cpus,
 // memory_mb, read_only_root and pids_limit are recorded, not enforced, and a
-// read-only volume is refused because it cannot be honoured. Use it for
-// development and trusted code only; use an isolating provider otherwise.
+// read-only volume is refused because it cannot be honoured, and so is a
+// volume at an absolute path: a command that opens /data opens the host's
+// /data, so only a relative mount path (taken in the work directory) is
+// where the sandbox's commands see it. Use it for development and trusted
+// code only; use an isolating provider otherwise.
+//
+// A sandbox whose lifetime_s ended is ended, not removed: its processes are
+// killed and it stays listed as expired (exec and write_file are conflict)
+// until it is terminated, as a stopped container does.
 //
 // What local does guarantee is the contract: exact owner matching, idempotent
 // terminate, env built from an allowlist (never the resident's environment),

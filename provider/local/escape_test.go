@@ -94,7 +94,7 @@ func TestSandboxPathsStayInside(t *testing.T) {
 	must(t, os.Symlink("../../../..", filepath.Join(root, "climb")))
 
 	for _, path := range []string{"escape/x", "climb/x", "escape/deeper/x"} {
-		if err := p.WriteFile(c, id, path, []byte("x"), 0o644); protocol.KindOf(err) != protocol.KindInvalidRequest {
+		if err := p.WriteFile(c, id, path, []byte("x"), nil); protocol.KindOf(err) != protocol.KindInvalidRequest {
 			t.Errorf("WriteFile(%q) = %v; want invalid_request", path, err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestSandboxPathsStayInside(t *testing.T) {
 			t.Errorf("Exec with cwd %q = %v; want invalid_request", cwd, err)
 		}
 	}
-	must(t, p.WriteFile(c, id, "../../../../../../clamped.txt", []byte("in"), 0o644))
+	must(t, p.WriteFile(c, id, "../../../../../../clamped.txt", []byte("in"), nil))
 	if _, err := os.Stat(filepath.Join(root, "clamped.txt")); err != nil {
 		t.Errorf("../ path not clamped to the root: %v", err)
 	}

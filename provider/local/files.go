@@ -2,23 +2,26 @@ package local
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
 	"syscall"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
-// defaultFileMode is used when the caller passes mode 0, which would make a
-// file nobody can read.
-const defaultFileMode = 0o644
-
-// WriteFile puts data at path inside the sandbox (an absolute path is taken
-// inside its root; a path below a volume mount lands in the volume),
-// creating parent directories. Only permission bits of mode are honoured:
-// setuid and friends make no sense for a sandbox that isolates nothing.
-func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode uint32) error {
+// WriteFile puts data at path inside the sandbox, as a command of the
+// sandbox would write it: with the resident's own user (local's sandbox
+// user) and its permissions, so a read-only file or a directory it cannot
+// write is refused, and the modification time is now. A relative path is
+// taken in the work directory, an absolute one inside the root; a path
+// below a volume mount lands in the volume. Only the permission bits of
+// mode are honoured: setuid and friends make no sense for a sandbox that
+// isolates nothing. With no mode, a new file gets provider.DefaultFileMode
+// and an existing one keeps its mode.
+func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -26,7 +29,7 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 	if err != nil {
 		return err
 	}
-	base, rel := p.resolve(p.rootOf(sandboxID), m.Spec.Volumes, sandboxRel(filePath))
+	base, rel := p.resolve(p.rootOf(sandboxID), m.Spec.Volumes, workRel(m.Spec.Workdir, filePath))
 	if rel == "." {
 		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
 	}
@@ -40,31 +43,62 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 			return fsError("write_file", filePath, err)
 		}
 	}
-	perm := fs.FileMode(mode) & fs.ModePerm
-	if mode == 0 {
-		perm = defaultFileMode
-	}
-	// O_NONBLOCK: a FIFO at the path must fail the open, not hang it.
-	f, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, perm)
+	f, created, err := openForWrite(r, rel)
 	if err != nil {
 		return fsError("write_file", filePath, err)
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		_ = f.Close()
-		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: not a regular file", filePath)
-	}
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Chmod(perm) // the umask may have cut the mode at create, and an existing file keeps its old one
-	}
+	err = fillFile(f, created, data, mode)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if errors.Is(err, errNotRegular) {
+		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: not a regular file", filePath)
 	}
 	if err != nil {
 		return fsError("write_file", filePath, err)
 	}
 	return nil
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// openForWrite opens rel for writing without truncating it yet, creating it
+// when missing. An existing file is opened with the user's own access check,
+// which is what refuses a read-only one. O_NONBLOCK: a FIFO at the path must
+// fail the type check, not hang the open.
+func openForWrite(r *os.Root, rel string) (f *os.File, created bool, err error) {
+	f, err = r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NONBLOCK, provider.DefaultFileMode)
+	if err == nil {
+		return f, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, err
+	}
+	f, err = r.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	return f, false, err
+}
+
+// fillFile sets the mode first (so a chmod the user may not make changes
+// nothing), then replaces the content.
+func fillFile(f *os.File, created bool, data []byte, mode *uint32) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return errNotRegular
+	}
+	switch {
+	case mode != nil:
+		err = f.Chmod(fs.FileMode(*mode) & fs.ModePerm)
+	case created:
+		err = f.Chmod(provider.DefaultFileMode) // the umask may have cut it at create
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -31,10 +32,9 @@ func (p *Provider) readMeta(id string) (*meta, error) {
 	return m, nil
 }
 
-// lookup loads a live sandbox. A malformed id never touches the filesystem,
-// and an expired sandbox is removed on the spot and reported missing: the
-// lifetime holds even when no timer ran (the resident was down).
-func (p *Provider) lookup(id string) (*meta, error) {
+// load reads a sandbox's meta, expired or not. A malformed id never touches
+// the filesystem.
+func (p *Provider) load(id string) (*meta, error) {
 	if !validID(id) {
 		return nil, notFound(id)
 	}
@@ -45,18 +45,31 @@ func (p *Provider) lookup(id string) (*meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m, nil
+}
+
+// lookup loads a sandbox that can still run things. An expired one is
+// conflict, and is ended on the spot if no timer did it yet (the resident
+// was down when its lifetime ran out): the lifetime holds either way.
+func (p *Provider) lookup(id string) (*meta, error) {
+	m, err := p.load(id)
+	if err != nil {
+		return nil, err
+	}
 	if m.expired(p.now()) {
-		if _, err := p.remove(id, "expired"); err != nil {
-			p.log.Warn("expired sandbox not removed", zap.String("sandbox_id", id), zap.Error(err))
-		}
-		return nil, notFound(id)
+		p.end(id)
+		return nil, expiredErr(id, m)
 	}
 	return m, nil
 }
 
+func expiredErr(id string, m *meta) error {
+	return protocol.Errorf(protocol.KindConflict, "sandbox %s expired at %s (its lifetime_s ended); terminate it", id, m.ExpiresAt.Format(time.RFC3339))
+}
+
 // ListOwned lists what owner owns (provider.Owner.Owns: the exact owner
-// tag and no other owner-shaped one); expired sandboxes are removed and left
-// out, so "expired" is never a state local reports.
+// tag and no other owner-shaped one). An expired sandbox stays listed, as
+// expired, until it is terminated.
 func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
 	entries, err := os.ReadDir(p.sandboxes)
 	if err != nil {
@@ -73,7 +86,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 		if !validID(e.Name()) {
 			continue // staging directories and strays
 		}
-		m, err := p.lookup(e.Name())
+		m, err := p.load(e.Name())
 		if err != nil {
 			if protocol.KindOf(err) != protocol.KindNotFound {
 				p.log.Warn("unreadable sandbox skipped", zap.String("sandbox_id", e.Name()), zap.Error(err))
@@ -83,21 +96,32 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 		if !owner.Owns(m.Tags) {
 			continue
 		}
+		state := protocol.StateRunning
+		if m.expired(p.now()) {
+			p.end(m.ID) // no timer may have run: the resident was down
+			state = protocol.StateExpired
+		}
 		out = append(out, protocol.Sandbox{
 			SandboxID: m.ID, Tags: maps.Clone(m.Tags), CreatedAt: m.CreatedAt,
-			State: protocol.StateRunning, Image: m.Image,
+			State: state, Image: m.Image,
 		})
 	}
 	slices.SortFunc(out, func(a, b protocol.Sandbox) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.SandboxID, b.SandboxID))
 	})
+	// Sorted at full precision, reported in whole seconds: the precision
+	// every provider gives (Docker's list has no more).
+	for i := range out {
+		out[i].CreatedAt = out[i].CreatedAt.UTC().Truncate(time.Second)
+	}
 	return out, nil
 }
 
 // ReadOwner returns who owns the sandbox under ownerKey (provider.OwnerOf):
-// "" when nobody does, or when its tags name more than one owner.
+// "" when nobody does, or when its tags name more than one owner. An expired
+// sandbox still has its owner.
 func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
-	m, err := p.lookup(sandboxID)
+	m, err := p.load(sandboxID)
 	if err != nil {
 		return "", err
 	}
@@ -130,6 +154,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	procs, groups := p.running[id], p.groups[id]
 	delete(p.running, id)
 	delete(p.groups, id)
+	delete(p.ended, id)
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)

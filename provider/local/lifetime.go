@@ -1,10 +1,13 @@
 package local
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // arm starts the lifetime timer of a sandbox this instance knows about.
@@ -33,17 +36,47 @@ func (p *Provider) expire(id string) {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	defer p.wg.Done()
-	// lookup removes the sandbox if it is due; if the clock says it is not
-	// yet (a test clock), arm again.
-	if m, err := p.lookup(id); err == nil {
+	m, err := p.load(id)
+	switch {
+	case err != nil: // terminated meanwhile
+	case m.expired(p.now()):
+		p.end(id)
+	default: // a test clock says not yet
 		p.arm(id, m.ExpiresAt)
 	}
+}
+
+// end stops everything running in an expired sandbox and keeps its files:
+// it stays listed as expired until it is terminated, as a stopped container
+// does. Once ended (under p.mu), no exec can start in it (see start).
+// Idempotent; an earlier instance's processes are found by working
+// directory, this instance's by process group as well.
+func (p *Provider) end(id string) {
+	p.mu.Lock()
+	if p.ended[id] {
+		p.mu.Unlock()
+		return
+	}
+	p.ended[id] = true
+	// Copies: exits edit the live maps, and this one stays registered.
+	procs, groups := maps.Clone(p.running[id]), maps.Clone(p.groups[id])
+	if t := p.timers[id]; t != nil {
+		t.Stop()
+		delete(p.timers, id)
+	}
+	p.mu.Unlock()
+	for pr := range procs {
+		pr.killTree()
+	}
+	dir := p.sandboxDir(id)
+	killWhere(func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) })
+	p.log.Info("sandbox expired", zap.String("sandbox_id", id))
 }
 
 // recover finishes what a crashed instance left: sandboxes half removed
 // (killed and deleted now), creates cut short (deleted once clearly stale,
 // since another live instance may be creating right now), and lifetimes
-// (expired sandboxes removed, the rest get timers).
+// (expired sandboxes ended, the rest get timers).
 func (p *Provider) recover() {
 	if entries, err := os.ReadDir(p.trash); err == nil {
 		for _, e := range entries {
@@ -62,7 +95,12 @@ func (p *Provider) recover() {
 			}
 			continue
 		}
-		if m, err := p.lookup(name); err == nil {
+		m, err := p.load(name)
+		switch {
+		case err != nil:
+		case m.expired(p.now()):
+			p.end(name)
+		default:
 			p.arm(name, m.ExpiresAt)
 		}
 	}

@@ -71,6 +71,16 @@ func sandboxRel(p string) string {
 	return rel
 }
 
+// workRel is sandboxRel for a write_file path: a relative one is taken in
+// the work directory (spec.workdir, else the root), an absolute one from the
+// root, and ".." never climbs above the root.
+func workRel(workdir, p string) string {
+	if path.IsAbs(p) {
+		return sandboxRel(p)
+	}
+	return sandboxRel(path.Join("/", workdir, p))
+}
+
 // storeRel checks a path inside a volume. A store path names a file the host
 // will read, so ".." is refused outright rather than clamped: a host asking
 // for "../x" has made a mistake or is probing, and must hear so.

@@ -80,6 +80,11 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, w
 		closeAll(append(parentEnds, childEnds...))
 		return nil, notFound(sandboxID)
 	}
+	if p.ended[sandboxID] { // expired since the caller's lookup
+		p.mu.Unlock()
+		closeAll(append(parentEnds, childEnds...))
+		return nil, protocol.Errorf(protocol.KindConflict, "sandbox %s expired (its lifetime_s ended); terminate it", sandboxID)
+	}
 	if err := cmd.Start(); err != nil {
 		p.mu.Unlock()
 		closeAll(append(parentEnds, childEnds...))

@@ -49,6 +49,7 @@ type Provider struct {
 	running map[string]map[*process]struct{} // sandbox id -> live execs
 	groups  map[string]map[int]uint64        // sandbox id -> process groups it had -> leader start time
 	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
+	ended   map[string]bool                  // sandbox ids whose lifetime ended: no exec may start
 	wg      sync.WaitGroup                   // lifetime callbacks in flight
 }
 
@@ -74,6 +75,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
 		timers:     map[string]*time.Timer{},
+		ended:      map[string]bool{},
 	}
 	if p.log == nil {
 		p.log = zap.NewNop()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,7 +59,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if spec.LifetimeS < 0 {
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")
 	}
-	mounts, err := checkMounts(spec.Volumes)
+	mounts, err := checkMounts(spec.Volumes, spec.Workdir)
 	if err != nil {
 		return "", err
 	}
@@ -140,8 +142,13 @@ func (p *Provider) build(dir string, m *meta, volumeDirs []string) error {
 	return writeFileAtomic(dir, metaFile, data, 0o600)
 }
 
-// checkMounts validates spec.volumes and returns them with cleaned paths.
-func checkMounts(volumes []protocol.VolumeMount) ([]protocol.VolumeMount, error) {
+// checkMounts validates spec.volumes and returns them with their paths
+// relative to the sandbox root. A mount path must be relative, and it is
+// taken in the work directory: local does not isolate, so a command that
+// opens an absolute path such as /data opens the host's /data, never the
+// volume, and a mount promising /data would be a lie (until local has a
+// mount namespace of its own).
+func checkMounts(volumes []protocol.VolumeMount, workdir string) ([]protocol.VolumeMount, error) {
 	out := make([]protocol.VolumeMount, 0, len(volumes))
 	for _, v := range volumes {
 		switch {
@@ -149,10 +156,15 @@ func checkMounts(volumes []protocol.VolumeMount) ([]protocol.VolumeMount, error)
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume name %q must be 1-64 characters of A-Za-z0-9._- (not . or ..)", v.Name)
 		case v.ReadOnly:
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: the local provider cannot enforce read_only (capabilities.read_only_volumes is false); mount it read-write or use an isolating provider", v.Name)
-		case v.Path == "" || sandboxRel(v.Path) == ".":
+		case path.IsAbs(v.Path):
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q is absolute, but local does not isolate: a command that opens %s opens the host's %s, not the volume; give a relative path such as %q, taken in the work directory", v.Name, v.Path, v.Path, v.Path, strings.TrimLeft(v.Path, "/"))
+		case v.Path == "" || path.Clean(v.Path) == "." || slices.Contains(strings.Split(v.Path, "/"), ".."):
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q must name a directory below the work directory, without \"..\"", v.Name, v.Path)
+		}
+		v.Path = workRel(workdir, v.Path)
+		if v.Path == "." {
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path must name a directory below the sandbox root", v.Name)
 		}
-		v.Path = sandboxRel(v.Path)
 		for _, other := range out {
 			_, inside := within(v.Path, other.Path)
 			_, contains := within(other.Path, v.Path)

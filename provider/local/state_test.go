@@ -101,8 +101,8 @@ func TestRecoverReapsLeftovers(t *testing.T) {
 }
 
 // TestLifetimeIsEnforcedLazily: with no timer firing (a resident that was
-// down), an expired sandbox is removed by the next call that looks at it,
-// and "expired" is never reported.
+// down), an expired sandbox is ended by the next call that looks at it: its
+// processes are killed, and it stays listed as expired until terminated.
 func TestLifetimeIsEnforcedLazily(t *testing.T) {
 	state := t.TempDir()
 	var mu sync.Mutex
@@ -119,16 +119,19 @@ func TestLifetimeIsEnforcedLazily(t *testing.T) {
 	mu.Lock()
 	now = now.Add(2 * time.Hour)
 	mu.Unlock()
-	if list, err := pv.ListOwned(c, owner); err != nil || len(list) != 0 {
-		t.Fatalf("ListOwned after the lifetime = %+v, %v; want nothing", list, err)
+	if list, err := pv.ListOwned(c, owner); err != nil || len(list) != 1 || list[0].State != protocol.StateExpired {
+		t.Fatalf("ListOwned after the lifetime = %+v, %v; want it expired", list, err)
 	}
-	if _, err := os.Stat(filepath.Join(state, "local", "sandboxes", id)); !os.IsNotExist(err) {
-		t.Errorf("expired sandbox still on disk: %v", err)
+	r.wait(t) // its exec was killed when the listing ended it
+	if _, err := os.Stat(filepath.Join(state, "local", "sandboxes", id)); err != nil {
+		t.Errorf("expired sandbox gone from disk before terminate: %v", err)
 	}
-	if _, err := pv.Exec(c, id, provider.ExecRequest{Argv: []string{"true"}}); protocol.KindOf(err) != protocol.KindNotFound {
-		t.Errorf("Exec in an expired sandbox = %v; want not_found", err)
+	if _, err := pv.Exec(c, id, provider.ExecRequest{Argv: []string{"true"}}); protocol.KindOf(err) != protocol.KindConflict {
+		t.Errorf("Exec in an expired sandbox = %v; want conflict", err)
 	}
-	r.wait(t) // its exec was killed with it
+	if existed, err := pv.Terminate(c, id); err != nil || !existed {
+		t.Errorf("Terminate of an expired sandbox = %v, %v; want true", existed, err)
+	}
 }
 
 func TestCreateRefusals(t *testing.T) {
@@ -136,19 +139,27 @@ func TestCreateRefusals(t *testing.T) {
 	p := open(t, state)
 	c := context.Background()
 	for name, spec := range map[string]protocol.Spec{
-		"read-only volume": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data", ReadOnly: true}}},
-		"bad volume name":  {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "/data"}}},
-		"dot volume name":  {Volumes: []protocol.VolumeMount{{Name: "..", Path: "/data"}}},
-		"volume at root":   {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/"}}},
-		"nested volumes":   {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}, {Name: "w", Path: "/data/x"}}},
-		"negative life":    {LifetimeS: -1},
+		"read-only volume":     {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data", ReadOnly: true}}},
+		"bad volume name":      {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "data"}}},
+		"dot volume name":      {Volumes: []protocol.VolumeMount{{Name: "..", Path: "data"}}},
+		"volume at root":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "."}}},
+		"volume climbing out":  {Volumes: []protocol.VolumeMount{{Name: "v", Path: "../data"}}},
+		"nested volumes":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data"}, {Name: "w", Path: "data/x"}}},
+		"absolute volume path": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}}},
+		"negative life":        {LifetimeS: -1},
 	} {
 		_, err := p.Create(c, spec, owner, nil)
 		if protocol.KindOf(err) != protocol.KindInvalidRequest {
 			t.Errorf("%s: Create = %v; want invalid_request", name, err)
+			continue
 		}
 		if name == "read-only volume" && !strings.Contains(err.Error(), "read_only") {
 			t.Errorf("read-only refusal does not say why: %v", err)
+		}
+		// A command writing /data would write the host's /data, never the
+		// volume: the refusal must say so, and what to give instead.
+		if name == "absolute volume path" && !(strings.Contains(err.Error(), "host's") && strings.Contains(err.Error(), "relative")) {
+			t.Errorf("absolute path refusal does not say why: %v", err)
 		}
 	}
 	for _, tag := range []string{owner.Key, "Other-Install-ID", "dev.resident.managed"} {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/protocol"
@@ -43,14 +44,15 @@ func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]pro
 				v.CreatedAt = info.ModTime().UTC()
 			}
 		}
+		v.CreatedAt = v.CreatedAt.Truncate(time.Second) // as every provider gives it
 		out = append(out, v)
 	}
 	return out, nil
 }
 
 // openVolume opens the directory of a volume owner may browse; any other
-// volume is missing, in the very words of a missing one. Every path in it is then opened
-// relative to it by beneath.Open: resolved and opened by the kernel in one
+// volume is missing, in the very words of a missing one. Every path in it
+// is then opened relative to it by beneath.Open: resolved and opened by the kernel in one
 // step, beneath the volume, through no symlink at all (absolute, relative,
 // or one that a process swaps in meanwhile), so no path can reach outside.
 func (p *Provider) openVolume(owner provider.Owner, name string) (*os.File, error) {

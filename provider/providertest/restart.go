@@ -42,19 +42,47 @@ func testRestart(t *testing.T, h Harness) {
 	}
 }
 
-// testLifetime: a sandbox with lifetime_s ends by itself. It may disappear
-// or be reported stopped/expired, but it must no longer run.
+// testLifetime: a sandbox with lifetime_s ends by itself, and then stays
+// listed as expired until it is terminated, on every provider and across a
+// restart: a host can tell "expired" from "never existed". Nothing runs in
+// it any more; exec and write_file are conflict; read_owner still answers;
+// terminate removes it and says it existed.
 func testLifetime(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	id := e.create(protocol.Spec{LifetimeS: 1}, nil)
-	await(t, "the sandbox to end after lifetime_s=1", func() bool {
-		for _, sb := range e.listOwned() {
-			if sb.SandboxID == id {
-				return sb.State == protocol.StateExpired || sb.State == protocol.StateStopped
-			}
+	id := e.create(protocol.Spec{LifetimeS: 3}, map[string]string{"job": "short"})
+	longRun := start(t, context.Background(), e.p, id, provider.ExecRequest{Argv: []string{"sleep", "300"}})
+	await(t, "the sandbox to be listed expired after lifetime_s=3", func() bool {
+		list := e.listOwned()
+		if !containsID(list, id) {
+			t.Fatalf("an expired sandbox vanished from ListOwned; it must stay listed as %q until terminated", protocol.StateExpired)
 		}
-		return true
+		return list[0].State == protocol.StateExpired
 	})
+	if _, _, ended := longRun.waitWithin(awaitTimeout); !ended {
+		t.Fatal("an exec running at expiry is still running")
+	}
+	fresh := &env{t: t, h: h, p: h.New(t), owner: e.owner}
+	if list := fresh.listOwned(); len(list) != 1 || list[0].SandboxID != id || list[0].State != protocol.StateExpired || list[0].Tags["job"] != "short" {
+		t.Fatalf("a restarted provider lists %+v; want %s expired, with its tags", list, id)
+	}
+	_, err := e.p.Exec(ctx(t), id, provider.ExecRequest{Argv: []string{"true"}})
+	wantKind(t, "Exec in an expired sandbox", err, protocol.KindConflict)
+	if fw, ok := e.p.(provider.FileWriter); ok {
+		err := fw.WriteFile(ctx(t), id, "late.txt", []byte("x"), nil)
+		wantKind(t, "WriteFile in an expired sandbox", err, protocol.KindConflict)
+	}
+	if owner, err := e.p.ReadOwner(ctx(t), id, OwnerKey); err != nil || owner != e.owner.InstallID {
+		t.Fatalf("ReadOwner of an expired sandbox = %q, %v; want %q", owner, err, e.owner.InstallID)
+	}
+	if existed, err := e.p.Terminate(ctx(t), id); err != nil || !existed {
+		t.Fatalf("Terminate of an expired sandbox = %v, %v; want true", existed, err)
+	}
+	if existed, err := e.p.Terminate(ctx(t), id); err != nil || existed {
+		t.Fatalf("second Terminate = %v, %v; want false", existed, err)
+	}
+	if containsID(e.listOwned(), id) {
+		t.Fatal("a terminated expired sandbox is still listed")
+	}
 	// A sandbox that outlives nothing stays: one without lifetime_s is
 	// still there.
 	keep := e.create(protocol.Spec{}, nil)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -40,6 +41,9 @@ func runStore(t *testing.T, h Harness) {
 		i := slices.IndexFunc(vols, func(v protocol.Volume) bool { return v.Name == vol })
 		if i < 0 || vols[i].CreatedAt.IsZero() {
 			t.Fatalf("ListVolumes = %+v, want %s with created_at", vols, vol)
+		}
+		if at := vols[i].CreatedAt.Format(time.RFC3339Nano); strings.Contains(at, ".") || !strings.HasSuffix(at, "Z") {
+			t.Errorf("volume created_at %s: want a UTC time in whole seconds, as for sandboxes", at)
 		}
 	})
 
@@ -105,15 +109,18 @@ func runStore(t *testing.T, h Harness) {
 	})
 
 	t.Run("volume_mounted_in_a_sandbox", func(t *testing.T) {
-		id := e.create(protocol.Spec{Volumes: []protocol.VolumeMount{{Name: vol, Path: "/data"}}}, nil)
-		if got := e.sh(id, "/data", "cat sub/e.txt; echo from-sandbox > made.txt"); got != "EEEEE" {
+		// A relative mount path is taken in the work directory, where
+		// commands run by default; every provider honours it (local refuses
+		// an absolute one, which its commands would not see).
+		id := e.create(protocol.Spec{Workdir: "/wd", Volumes: []protocol.VolumeMount{{Name: vol, Path: "data"}}}, nil)
+		if got := e.sh(id, "", "cat data/sub/e.txt; echo from-sandbox > data/made.txt"); got != "EEEEE" {
 			t.Errorf("the sandbox sees %q in the volume", got)
 		}
 		if got := readAll(t, st, e.owner, vol, "made.txt"); got != "from-sandbox\n" {
 			t.Errorf("the store sees %q for a file the sandbox wrote", got)
 		}
 		if fw, ok := e.p.(provider.FileWriter); ok {
-			if err := fw.WriteFile(ctx(t), id, "/data/written/w.txt", []byte("via write_file"), 0o644); err != nil {
+			if err := fw.WriteFile(ctx(t), id, "data/written/w.txt", []byte("via write_file"), nil); err != nil {
 				t.Fatalf("WriteFile into the volume: %v", err)
 			}
 			if got := readAll(t, st, e.owner, vol, "written/w.txt"); got != "via write_file" {
@@ -136,13 +143,13 @@ func testStoreEscapes(t *testing.T, e *env, st provider.Store, vol string) {
 	if err := os.WriteFile(secretPath, []byte(secret), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	id := e.create(protocol.Spec{Volumes: []protocol.VolumeMount{{Name: vol, Path: "/data"}}}, nil)
+	id := e.create(protocol.Spec{Volumes: []protocol.VolumeMount{{Name: vol, Path: "data"}}}, nil)
 	script := `ln -s "$SECRET_PATH" abs-leak &&
 ln -s "../../../../../../../../../../../..$SECRET_PATH" rel-leak &&
 ln -s / root-link &&
 ln -s "$(dirname "$SECRET_PATH")" dir-link &&
 mkdir -p deep && ln -s ../../../../../../../../../../../../etc deep/etc-link`
-	if _, errOut, st := e.run(id, provider.ExecRequest{Argv: []string{"sh", "-c", script}, Cwd: "/data", Env: map[string]string{"SECRET_PATH": secretPath}}); st.Code != 0 {
+	if _, errOut, st := e.run(id, provider.ExecRequest{Argv: []string{"sh", "-c", script}, Cwd: "data", Env: map[string]string{"SECRET_PATH": secretPath}}); st.Code != 0 {
 		t.Fatalf("planting symlinks: exit %d: %s", st.Code, errOut)
 	}
 

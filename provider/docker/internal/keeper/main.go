@@ -11,7 +11,9 @@
 //   - kill: kill such a tree from a second exec (the fallback path);
 //   - ls / cat: browse a mounted volume without following any symlink
 //     (internal/beneath), for the store, and end with the request that
-//     asked (-lease: stdin's end).
+//     asked (-lease: stdin's end);
+//   - put: write a file as the sandbox's own user (write_file), which the
+//     engine's archive API, writing as the engine's root, cannot.
 //
 // It is built with CGO_ENABLED=0 and embedded by package keeperbin; see
 // that package for how to rebuild it after editing this one.
@@ -30,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: keeper alive|run|kill|oom|ls|cat ...")
+		fail("usage: keeper alive|run|kill|oom|ls|cat|put ...")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -46,6 +48,8 @@ func main() {
 		os.Exit(ls(args))
 	case keeperproto.CmdCat:
 		os.Exit(cat(args))
+	case keeperproto.CmdPut:
+		os.Exit(put(args))
 	default:
 		fail("keeper: unknown command " + os.Args[1])
 	}

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "56e1be39e882f654c8c6617c86e2031777e578a35c66065ba08595e261993c90"
+const BuiltFrom = "7d656e6eccab1761619909e2892c7addd27517f5263b23ff28e097a10c10d217"

@@ -28,6 +28,7 @@ const (
 	CmdOOM   = "oom"   // oom: print the cgroup's OOM-kill counter (-1 if unknown)
 	CmdLs    = "ls"    // ls [-lease] -limit N -- PATH: JSON listing of StoreRoot/PATH
 	CmdCat   = "cat"   // cat [-lease] -- PATH: Header line, then the bytes of StoreRoot/PATH
+	CmdPut   = "put"   // put [-mode OCTAL] -- PATH: stdin's bytes to PATH; a Header line
 )
 
 // StatusPrefix starts the first line a "run" keeper writes on stdout, before
