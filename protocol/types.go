@@ -53,6 +53,9 @@ type Limits struct {
 	MaxListDirEntries     int   `json:"max_list_dir_entries"`
 	DefaultListDirEntries int   `json:"default_list_dir_entries"`
 	CredentialsExpiryExit int   `json:"credentials_expiry_exit_s"`
+	// MaxHeldRequestBytes bounds every byte the resident holds for the
+	// host's requests, read and not yet answered, all of them together.
+	MaxHeldRequestBytes int64 `json:"max_held_request_bytes"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.

@@ -41,6 +41,7 @@ func DefaultLimits() protocol.Limits {
 		MaxListDirEntries:     10000,
 		DefaultListDirEntries: 1000,
 		CredentialsExpiryExit: 5,
+		MaxHeldRequestBytes:   64 << 20,
 	}
 }
 
@@ -53,6 +54,11 @@ func (o *Options) fill() {
 	}
 	if o.Limits == (protocol.Limits{}) {
 		o.Limits = DefaultLimits()
+	}
+	// The budget must fit a largest frame while requests that wait on a
+	// process hold the rest, or such a frame could never be read.
+	if o.Limits.MaxHeldRequestBytes < 2*int64(o.Limits.MaxFrameBytes) {
+		o.Limits.MaxHeldRequestBytes = max(DefaultLimits().MaxHeldRequestBytes, 2*int64(o.Limits.MaxFrameBytes))
 	}
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = 1500 * time.Millisecond
