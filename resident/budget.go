@@ -30,6 +30,12 @@ type hostBudget struct {
 	freed   chan struct{} // closed and replaced whenever bytes are released
 }
 
+// requestOverhead is charged for every request while it is in flight, on top
+// of nothing (it is a minimum, not an addition): its goroutine, context and
+// call. Without it a stream of tiny requests queued behind a process that
+// never reads would grow without bound while holding no bytes.
+const requestOverhead = 4 << 10
+
 func newHostBudget(limit, largestFrame int64) *hostBudget {
 	return &hostBudget{limit: limit, waitLimit: limit - largestFrame, freed: make(chan struct{})}
 }
@@ -130,20 +136,21 @@ func (b *hostBudget) usage() (held, waiting int64) {
 // a gap in it.
 func (*session) keepOrRefuse(c *call, m method, known bool) {
 	if !known || c.decodeErr != nil || m.kept == nil {
-		c.hold.keep(0, false)
+		c.hold.keep(requestOverhead, false)
 		return
 	}
 	if c.method == protocol.MethodExecStdin && c.target != nil && c.target.stdinRefused.Load() {
-		c.hold.keep(0, false)
+		c.hold.keep(requestOverhead, false)
 		c.params = nil
 		c.refused = protocol.Errorf(protocol.KindConflict, "exec %q refused earlier stdin, so it takes no more: its process would see a gap", c.route.ExecID)
 		return
 	}
 	n, waits := m.kept(c.params)
+	n = max(n, requestOverhead)
 	if c.hold.keep(n, waits) {
 		return
 	}
-	c.params = nil
+	c.params = nil // keep released the hold: a refusal holds nothing
 	_, waiting := c.hold.b.usage()
 	limit := c.hold.b.waitLimit
 	if c.method == protocol.MethodExecStdin {

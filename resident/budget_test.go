@@ -154,3 +154,38 @@ func TestStdinPastTheWaitingShareIsRefusedAndAKillGetsThrough(t *testing.T) {
 		}
 	}
 }
+
+// Every request in flight costs at least requestOverhead, so a stream of
+// tiny requests queued behind a process that never reads is bounded too:
+// they run out of waiting share and are refused, however small they are.
+func TestTinyRequestsQueuedBehindABlockedExecAreBounded(t *testing.T) {
+	h := startHost(t, newFake(), func(o *Options) {
+		o.Limits = DefaultLimits()
+		o.Limits.MaxFrameBytes = 64 << 10
+		o.Limits.MaxHeldRequestBytes = 256 << 10 // 48 requests' worth of waiting share
+	})
+	h.initialize(nil)
+	box := newBox(t, h)
+	p := execParams(box, "deaf", "sleep")
+	p["stdin"] = true
+	exec := h.send(protocol.MethodSandboxExec, p)
+	blocked := h.send(protocol.MethodExecStdin, map[string]any{"exec_id": "deaf", "data": []byte("never read")})
+	var queued []string
+	for range 100 {
+		queued = append(queued, h.send(protocol.MethodExecStdin, map[string]any{"exec_id": "deaf"}))
+	}
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "deaf"}, nil)
+	h.await(exec)
+	h.await(blocked)
+	// The first one past the share is refused with quota, and the ones
+	// after it by the exec's refused stdin.
+	refused := 0
+	for _, id := range queued {
+		if m := h.await(id); m.Error != nil && strings.Contains(m.Error.Message, "refused") {
+			refused++
+		}
+	}
+	if refused < 100-48 {
+		t.Fatalf("%d of 100 empty exec/stdin queued behind a blocked one were refused: requests in flight cost nothing", refused)
+	}
+}

@@ -87,7 +87,9 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		c.target = s.execs[c.route.ExecID]
 	}
 	s.keepOrRefuse(c, m, known)
-	if known && c.refused == nil && m.orderKey != nil {
+	// A request refused or not decoded applies nothing, so it answers at
+	// once instead of queueing (and waiting) behind the others.
+	if known && c.refused == nil && c.decodeErr == nil && m.orderKey != nil {
 		if c.orderKey = m.orderKey(c.route); c.orderKey != "" {
 			c.after = s.queues[c.orderKey]
 			s.queues[c.orderKey] = c.done

@@ -79,7 +79,7 @@ func (s *frameStream) ReadObject(v any) error {
 			s.readErr = err
 			return err
 		}
-		h, err := s.budget.acquire(s.readCtx, int64(n))
+		h, err := s.budget.acquire(s.readCtx, max(int64(n), requestOverhead))
 		if err != nil {
 			s.readErr = err
 			return err
