@@ -69,7 +69,6 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		}
 		c.params, c.decodeErr = m.decode(in.params)
 	}
-	in = incoming{} // nothing of the frame is needed any more
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
 	if _, dup := s.inflight[c.key]; dup {
