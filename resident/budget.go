@@ -97,6 +97,27 @@ func (h *hold) keep(n int64, waits bool) bool {
 	return true
 }
 
+// settle is for a handler done with its params: the hold keeps only the
+// request's overhead, outside the waiting share, until its answer is
+// written. A host that reads its answers thus finds the bytes free when an
+// answer arrives, and one that stops reading them stops the resident
+// reading its requests once their overheads fill the budget.
+func (h *hold) settle() {
+	if h == nil {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h.waiting {
+		b.waiting -= h.n
+		h.waiting = false
+	}
+	keep := min(h.n, requestOverhead)
+	b.releaseLocked(h.n - keep)
+	h.n = keep
+}
+
 // release gives the hold back.
 func (h *hold) release() {
 	if h == nil {

@@ -189,3 +189,19 @@ func TestTinyRequestsQueuedBehindABlockedExecAreBounded(t *testing.T) {
 		t.Fatalf("%d of 100 empty exec/stdin queued behind a blocked one were refused: requests in flight cost nothing", refused)
 	}
 }
+
+func TestBudgetSettleKeepsTheOverheadOutsideTheWaitingShare(t *testing.T) {
+	b := newHostBudget(1<<20, 256<<10)
+	h, _ := b.acquire(cancelled(), 100<<10)
+	if !h.keep(50<<10, true) {
+		t.Fatal("keep refused")
+	}
+	h.settle()
+	if held, waiting := b.usage(); held != requestOverhead || waiting != 0 {
+		t.Fatalf("settled: held %d, waiting %d; want %d, 0", held, waiting, requestOverhead)
+	}
+	h.release()
+	if held, waiting := b.usage(); held != 0 || waiting != 0 {
+		t.Fatalf("released: held %d, waiting %d", held, waiting)
+	}
+}

@@ -27,8 +27,8 @@ type call struct {
 	// refused is the answer of a request turned away on the read loop
 	// (the budget had no room for what it would keep); it runs no handler.
 	refused error
-	// hold is this request's share of the host budget, released when its
-	// handler returns.
+	// hold is this request's share of the host budget: settled when its
+	// handler returns, released once its answer is written.
 	hold *hold
 	// ordered, when set, is closed by the previous request with the same
 	// ordering key; this request runs only after it.
@@ -102,7 +102,8 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		defer cancel(nil)
 		result, err := s.run(ctx, c, m, known)
 		c.params = nil
-		c.hold.release()
+		c.hold.settle()
+		defer c.hold.release() // once the answer is written
 		if c.method == protocol.MethodSandboxExec {
 			s.releaseExecID(c)
 		}
