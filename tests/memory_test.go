@@ -15,11 +15,7 @@ import (
 // The race detector's shadow memory multiplies a process's footprint, so
 // the memory bound is measured on a binary built without it.
 var plainBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "resident-plain-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "resident")
+	bin := filepath.Join(filepath.Dir(residentBin), "resident-plain") // TestMain removes the directory
 	build := exec.Command("go", "build", "-o", bin, "../cmd/resident")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the resident without -race: %v\n%s", err, out)
