@@ -59,6 +59,8 @@ func checkKeys(raw []byte, t reflect.Type) error {
 type keyScanner struct {
 	data []byte
 	pos  int
+	// skipOnly walks without checking keys (the text was checked before).
+	skipOnly bool
 }
 
 func (k *keyScanner) space() {
@@ -83,7 +85,7 @@ func (k *keyScanner) value(t reflect.Type) error {
 	case '[':
 		return k.array(deref(t))
 	case '"':
-		_, err := k.str()
+		_, err := k.skipStr()
 		return err
 	}
 	// A number, true, false or null: up to the next delimiter.
@@ -153,6 +155,15 @@ func (k *keyScanner) object(t reflect.Type) error {
 	seen := map[string]string{}
 	for {
 		k.space()
+		if k.skipOnly {
+			if err := k.skipMember(); err != nil {
+				return err
+			}
+			if done, err := k.next('}'); done || err != nil {
+				return err
+			}
+			continue
+		}
 		key, err := k.str()
 		if err != nil {
 			return err
@@ -197,33 +208,55 @@ func (k *keyScanner) object(t reflect.Type) error {
 	}
 }
 
+// skipMember moves past one "key": value member.
+func (k *keyScanner) skipMember() error {
+	if _, err := k.skipStr(); err != nil {
+		return err
+	}
+	k.space()
+	if k.pos >= len(k.data) || k.data[k.pos] != ':' {
+		return errors.New("missing ':' in JSON object")
+	}
+	k.pos++
+	return k.value(nil)
+}
+
 // str reads a string at k.pos and returns its value. A string without
 // escapes is its bytes; one with escapes ("\u0069d" is "id") is decoded by
 // encoding/json, so a key is compared exactly as the decoder will see it.
 func (k *keyScanner) str() (string, error) {
-	if k.pos >= len(k.data) || k.data[k.pos] != '"' {
-		return "", errors.New("expected a JSON string")
-	}
 	start := k.pos
-	escaped := false
-	for i := start + 1; i < len(k.data); i++ {
+	escaped, err := k.skipStr()
+	if err != nil {
+		return "", err
+	}
+	if !escaped {
+		return string(k.data[start+1 : k.pos-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(k.data[start:k.pos], &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// skipStr moves past a string at k.pos without making a copy of it: values
+// are only skipped, and one of them can be most of a 16 MiB frame.
+func (k *keyScanner) skipStr() (escaped bool, err error) {
+	if k.pos >= len(k.data) || k.data[k.pos] != '"' {
+		return false, errors.New("expected a JSON string")
+	}
+	for i := k.pos + 1; i < len(k.data); i++ {
 		switch k.data[i] {
 		case '\\':
 			escaped = true
 			i++ // the escaped byte (a \u's hex digits are plain bytes)
 		case '"':
 			k.pos = i + 1
-			if !escaped {
-				return string(k.data[start+1 : i]), nil
-			}
-			var s string
-			if err := json.Unmarshal(k.data[start:i+1], &s); err != nil {
-				return "", err
-			}
-			return s, nil
+			return escaped, nil
 		}
 	}
-	return "", errors.New("unexpected end of JSON")
+	return false, errors.New("unexpected end of JSON")
 }
 
 func deref(t reflect.Type) reflect.Type {

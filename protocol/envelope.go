@@ -15,6 +15,8 @@ type Envelope struct {
 	// notification.
 	ID     json.RawMessage
 	Method string
+	// Params is a slice of the frame body, not a copy: whoever keeps it
+	// keeps the whole frame.
 	Params json.RawMessage
 	// Response is true for a response object (the resident sends no
 	// requests, so these are logged and dropped).
@@ -49,13 +51,14 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 	case len(trimmed) == 0 || trimmed[0] != '{':
 		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: a message must be a JSON object"}
 	}
+	// Params, result and error are not decoded here: params are found as
+	// a slice of body below, and a result or error only has to be there.
 	var fields struct {
 		JSONRPC *string          `json:"jsonrpc"`
 		ID      json.RawMessage  `json:"id"`
 		Method  *json.RawMessage `json:"method"`
-		Params  json.RawMessage  `json:"params"`
-		Result  json.RawMessage  `json:"result"`
-		Error   json.RawMessage  `json:"error"`
+		Result  present          `json:"result"`
+		Error   present          `json:"error"`
 	}
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
@@ -80,7 +83,7 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 		return fail(`"jsonrpc" must be "2.0"`)
 	}
 	if fields.Method == nil {
-		if fields.Result != nil || fields.Error != nil {
+		if fields.Result || fields.Error {
 			return Envelope{ID: id, Response: true}, nil
 		}
 		return fail(`missing "method"`)
@@ -89,10 +92,53 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 	if err := json.Unmarshal(*fields.Method, &method); err != nil || method == "" {
 		return fail(`"method" must be a non-empty string`)
 	}
-	if p := bytes.TrimSpace(fields.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
+	params := topLevelValue(body, "params")
+	if len(params) > 0 && params[0] != '{' && params[0] != '[' && string(params) != "null" {
 		return fail(`"params" must be an object`)
 	}
-	return Envelope{ID: id, Method: method, Params: fields.Params}, nil
+	return Envelope{ID: id, Method: method, Params: params}, nil
+}
+
+// present records that a key was there, without keeping its value.
+type present bool
+
+func (p *present) UnmarshalJSON([]byte) error {
+	*p = true
+	return nil
+}
+
+// topLevelValue returns the value of key in the JSON object body (valid,
+// its keys checked: key appears once, spelled exactly) as a slice of body,
+// or nil. encoding/json would copy it into a RawMessage, and the params of
+// a large request are nearly its whole frame.
+func topLevelValue(body []byte, key string) []byte {
+	k := keyScanner{data: body, skipOnly: true}
+	k.space()
+	k.pos++ // {
+	k.space()
+	if k.pos >= len(k.data) || k.data[k.pos] == '}' {
+		return nil
+	}
+	for {
+		k.space()
+		name, err := k.str()
+		if err != nil {
+			return nil
+		}
+		k.space()
+		k.pos++ // :
+		k.space()
+		start := k.pos
+		if err := k.value(nil); err != nil {
+			return nil
+		}
+		if name == key {
+			return body[start:k.pos]
+		}
+		if done, err := k.next('}'); done || err != nil {
+			return nil
+		}
+	}
 }
 
 // validID accepts a string or an integer in [0, 2^53]; it returns the id to

@@ -43,49 +43,67 @@ func NewFrameReader(r io.Reader, maxFrame int) *FrameReader {
 // Read returns the next frame's body. io.EOF means the stream ended cleanly
 // between frames; any other error wraps ErrFrame or is an I/O error.
 func (fr *FrameReader) Read() ([]byte, error) {
+	n, err := fr.ReadHeader()
+	if err != nil {
+		return nil, err
+	}
+	return fr.ReadBody(n)
+}
+
+// ReadHeader reads the next frame's header block and returns its body
+// length, which is between 1 and the frame limit. Nothing of the body is
+// read or allocated yet, so a caller can account for the length first (and
+// wait until it may hold that much) before calling ReadBody.
+func (fr *FrameReader) ReadHeader() (int, error) {
 	length := -1
 	for lines := 0; ; lines++ {
 		if lines >= MaxHeaderLines {
-			return nil, frameErrorf("more than %d header lines", MaxHeaderLines)
+			return 0, frameErrorf("more than %d header lines", MaxHeaderLines)
 		}
 		line, err := fr.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && lines == 0 && line == "" {
-				return nil, io.EOF
+				return 0, io.EOF
 			}
 			if errors.Is(err, io.EOF) {
-				return nil, frameErrorf("stream ended inside a header")
+				return 0, frameErrorf("stream ended inside a header")
 			}
-			return nil, err
+			return 0, err
 		}
 		if line == "" {
 			break
 		}
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
-			return nil, frameErrorf("header line without a colon")
+			return 0, frameErrorf("header line without a colon")
 		}
 		if !strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			continue
 		}
 		if length >= 0 {
-			return nil, frameErrorf("duplicate Content-Length")
+			return 0, frameErrorf("duplicate Content-Length")
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
 		if err != nil || n <= 0 {
-			return nil, frameErrorf("Content-Length %q is not a positive integer", truncate(value, 32))
+			return 0, frameErrorf("Content-Length %q is not a positive integer", truncate(value, 32))
 		}
 		if n > int64(fr.maxFrame) {
-			return nil, frameErrorf("Content-Length %d is over the %d byte limit", n, fr.maxFrame)
+			return 0, frameErrorf("Content-Length %d is over the %d byte limit", n, fr.maxFrame)
 		}
 		length = int(n)
 	}
 	if length < 0 {
-		return nil, frameErrorf("missing Content-Length")
+		return 0, frameErrorf("missing Content-Length")
 	}
-	body := make([]byte, length)
+	return length, nil
+}
+
+// ReadBody reads exactly the n bytes of body that ReadHeader announced, into
+// one buffer of that size (the only copy of the frame the reader makes).
+func (fr *FrameReader) ReadBody(n int) ([]byte, error) {
+	body := make([]byte, n)
 	if _, err := io.ReadFull(fr.r, body); err != nil {
-		return nil, frameErrorf("body ended after fewer than %d bytes", length)
+		return nil, frameErrorf("body ended after fewer than %d bytes", n)
 	}
 	return body, nil
 }

@@ -56,6 +56,9 @@ type Limits struct {
 	// MaxPathBytes bounds every path a host sends (store paths, write_file,
 	// exec cwd, spec.workdir, volume mount paths). Fixed: Linux's PATH_MAX.
 	MaxPathBytes int `json:"max_path_bytes"`
+	// MaxHeldRequestBytes bounds every byte the resident holds for the
+	// host's requests, read and not yet answered, all of them together.
+	MaxHeldRequestBytes int64 `json:"max_held_request_bytes"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.

@@ -70,8 +70,10 @@ func TestCanaryOnEverySurface(t *testing.T) {
 	// internal error that includes the panic value.
 	sites["panic message"] = h.callErr(protocol.MethodSandboxExec, execParams(box, "e-panic", "panic", "token", richCanary, "in", installCanary), protocol.KindInternal)
 	// An exec id that is the secret: notifications and the conflict error echo it.
-	h.call(protocol.MethodSandboxExec, execParams(box, richCanary, "echo", "hi"), nil)
+	running := h.send(protocol.MethodSandboxExec, execParams(box, richCanary, "sleep"))
 	sites["exec_id conflict"] = h.callErr(protocol.MethodSandboxExec, execParams(box, richCanary, "echo"), protocol.KindConflict)
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": richCanary}, nil)
+	h.await(running)
 	// Store: data, an error quoting the path, a stream id.
 	var file protocol.ReadFileResult
 	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "v", "path": "secret.txt", "stream_id": "s-" + richCanary}, &file)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,17 +20,24 @@ var (
 	errExecKilled  = errors.New("exec killed by the host")
 )
 
-// runningExec is an exec id's entry for the session's life: registered on the
-// read loop (so exec/stdin pipelined right behind sandbox/exec finds it), made
-// usable once the process starts, and kept after it ends so the id is never
-// reused and a late kill is a harmless no-op.
+// runningExec is an exec id's entry while its sandbox/exec is in flight:
+// registered on the read loop (so exec/stdin pipelined right behind
+// sandbox/exec finds it), made usable once the process starts, and dropped
+// just before the exec answers, so a session that runs a million execs holds
+// no record of the finished ones. Requests read while it was registered
+// keep it (call.target), so a kill that races the end is a harmless no-op.
+// It never refers to the request that registered it: that request's params
+// go when it answers.
 type runningExec struct {
-	owner   *call         // the sandbox/exec request that registered the id
+	id      string
 	started chan struct{} // closed once the process runs or failed to start
-	mu      sync.Mutex
-	stdin   io.WriteCloser // nil: stdin not requested, or already closed
-	kill    context.CancelCauseFunc
-	ended   bool
+	// stdinRefused is set on the read loop when the budget refused stdin
+	// for this exec; its later stdin is refused too.
+	stdinRefused atomic.Bool
+	mu           sync.Mutex
+	stdin        io.WriteCloser // nil: stdin not requested, or already closed
+	kill         context.CancelCauseFunc
+	ended        bool
 }
 
 // preRegisterExec runs on the read loop with s.mu held.
@@ -38,24 +46,36 @@ func (s *session) preRegisterExec(c *call) {
 		return
 	}
 	if _, dup := s.execs[c.route.ExecID]; dup {
-		return // execute sees it belongs to another call and refuses
+		return // execute sees it has no entry and refuses
 	}
-	s.execs[c.route.ExecID] = &runningExec{owner: c, started: make(chan struct{})}
+	c.exec = &runningExec{id: c.route.ExecID, started: make(chan struct{})}
+	s.execs[c.route.ExecID] = c.exec
 }
 
-func (s *session) lookupExec(id string) *runningExec {
+// releaseExecID ends and drops the entry a sandbox/exec registered, even
+// when the request failed before execute ran, so exec/stdin never waits on
+// it. It runs before the exec answers: once the host has the answer, the
+// id is free again.
+func (s *session) releaseExecID(c *call) {
+	e := c.exec
+	if e == nil {
+		return
+	}
+	e.finish()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.execs[id]
+	if s.execs[e.id] == e {
+		delete(s.execs, e.id)
+	}
+	s.mu.Unlock()
 }
 
 func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (*protocol.ExecResult, error) {
 	if err := checkID("exec_id", p.ExecID); err != nil {
 		return nil, err
 	}
-	entry := s.lookupExec(p.ExecID)
-	if entry == nil || entry.owner != c {
-		return nil, protocol.Errorf(protocol.KindConflict, "exec_id %q was already used in this session", p.ExecID)
+	entry := c.exec
+	if entry == nil || entry.id != p.ExecID {
+		return nil, protocol.Errorf(protocol.KindConflict, "exec_id %q is in use by an exec that has not answered yet", p.ExecID)
 	}
 	defer entry.finish()
 	timeout, err := s.execTimeout(p.TimeoutS)

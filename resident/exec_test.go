@@ -42,7 +42,13 @@ func TestExecStreamsAndReports(t *testing.T) {
 	if got := h.output("e4", "stdout"); got != allBytes() {
 		t.Fatalf("binary output: %q", got)
 	}
-	h.callErr(protocol.MethodSandboxExec, execParams(box, "e1", "echo"), protocol.KindConflict)
+	// An exec id is taken while its exec is in flight, and free again once
+	// it has answered.
+	busy := h.send(protocol.MethodSandboxExec, execParams(box, "busy", "sleep"))
+	h.callErr(protocol.MethodSandboxExec, execParams(box, "busy", "echo"), protocol.KindConflict)
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "busy"}, nil)
+	h.await(busy)
+	h.call(protocol.MethodSandboxExec, execParams(box, "e1", "echo"), nil)
 	h.callErr(protocol.MethodSandboxExec, execParams(box, "e5"), protocol.KindInvalidRequest)
 	h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo"}}, protocol.KindInvalidRequest)
 	h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo"}, "exec_id": "e6", "timeout_s": -1}, protocol.KindInvalidRequest)
@@ -79,7 +85,8 @@ func TestExecTimeoutKillAndCancel(t *testing.T) {
 	if m.Error != nil || !strings.Contains(string(m.Result), `"killed":true`) {
 		t.Fatalf("killed exec: %+v %s", m.Error, m.Result)
 	}
-	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "victim"}, nil) // ended: a no-op
+	// Answered: its record is gone, so a kill now finds nothing running.
+	h.callErr(protocol.MethodExecKill, map[string]any{"exec_id": "victim"}, protocol.KindNotFound)
 	h.callErr(protocol.MethodExecKill, map[string]any{"exec_id": "never"}, protocol.KindNotFound)
 
 	id = h.send(protocol.MethodSandboxExec, execParams(box, "cancelled", "sleep"))
@@ -109,8 +116,12 @@ func TestExecStdin(t *testing.T) {
 	if got := h.output("cat", "stdout"); got != "chunk0;chunk1;chunk2;chunk3;chunk4;" {
 		t.Fatalf("stdin order: %q", got)
 	}
-	h.call(protocol.MethodSandboxExec, execParams(box, "nostdin", "echo"), nil)
-	h.callErr(protocol.MethodExecStdin, map[string]any{"exec_id": "nostdin", "data": []byte("x")}, protocol.KindConflict)
+	h.call(protocol.MethodSandboxExec, execParams(box, "ended", "echo"), nil)
+	h.callErr(protocol.MethodExecStdin, map[string]any{"exec_id": "ended", "data": []byte("x")}, protocol.KindNotFound)
+	nostdin := h.send(protocol.MethodSandboxExec, execParams(box, "nostdin", "sleep"))
+	h.callErr(protocol.MethodExecStdin, map[string]any{"exec_id": "nostdin", "data": []byte("x")}, protocol.KindInvalidRequest)
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "nostdin"}, nil)
+	h.await(nostdin)
 	h.callErr(protocol.MethodExecStdin, map[string]any{"exec_id": "unknown", "data": []byte("x")}, protocol.KindNotFound)
 }
 

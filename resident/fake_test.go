@@ -17,7 +17,7 @@ import (
 
 // fakeProvider is an in-memory provider for the resident's own logic. Exec
 // interprets argv: "echo ARGS" writes ARGS to stdout, "err ARGS" to stderr,
-// "write N" writes N bytes, "cat" copies stdin, "sleep" waits for the
+// "write N" writes N bytes, "cat" copies stdin, "drain" reads it, "sleep" waits for the
 // context, "panic" panics, "fail KIND MSG" returns an error of KIND.
 type fakeProvider struct {
 	mu         sync.Mutex
@@ -229,6 +229,8 @@ func (f *fakeProvider) Exec(ctx context.Context, id string, req provider.ExecReq
 			}
 		case "cat":
 			_, _ = io.Copy(outW, inR)
+		case "drain": // reads stdin to its end and says nothing
+			_, _ = io.Copy(io.Discard, inR)
 		case "env":
 			for k, v := range req.Env {
 				fmt.Fprintf(outW, "%s=%s\n", k, v)

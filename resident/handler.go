@@ -14,12 +14,22 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// call is one request being served.
+// call is one request being served. It holds the decoded params only: the
+// frame they came in is dropped on the read loop.
 type call struct {
 	id     jsonrpc2.ID
 	key    string // id as a map key
 	method string
-	params []byte
+	// params are the handler's typed params; nil when decodeErr is set or
+	// the request was refused.
+	params    any
+	decodeErr error
+	// refused is the answer of a request turned away on the read loop
+	// (the budget had no room for what it would keep); it runs no handler.
+	refused error
+	// hold is this request's share of the host budget: settled when its
+	// handler returns, released once its answer is written.
+	hold *hold
 	// ordered, when set, is closed by the previous request with the same
 	// ordering key; this request runs only after it.
 	after    <-chan struct{}
@@ -27,6 +37,10 @@ type call struct {
 	orderKey string
 	// route holds the ids some methods are ordered or pre-registered by.
 	route route
+	// exec is the entry a sandbox/exec registered (nil: its id was in use);
+	// target is the exec an exec/stdin or exec/kill named, found when it
+	// was read (nil: none running).
+	exec, target *runningExec
 	// afterReply runs once the response is written (shutdown uses it).
 	afterReply func()
 }
@@ -37,38 +51,48 @@ type route struct {
 }
 
 // Handle is called on the connection's read loop, in arrival order. It does
-// only what must happen in that order (cancellation, ordering tickets, exec
-// pre-registration) and runs the request itself on its own goroutine.
+// only what must happen in that order (decoding, the budget, cancellation,
+// ordering tickets, exec pre-registration) and runs the request itself on
+// its own goroutine.
 func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	in := s.stream.take()
 	if req.Notif {
-		s.handleNotification(req)
+		in.hold.release()
+		s.handleNotification(req.Method, in.params)
 		return
 	}
-	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{})}
-	if req.Params != nil {
-		c.params = *req.Params
-	}
+	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{}), hold: in.hold}
 	m, known := methods[req.Method]
-	if known && m.routed {
-		_ = json.Unmarshal(c.params, &c.route) // a malformed one fails in its handler
+	if known {
+		if m.routed {
+			_ = json.Unmarshal(in.params, &c.route) // a malformed one fails in its handler
+		}
+		c.params, c.decodeErr = m.decode(in.params)
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
 	if _, dup := s.inflight[c.key]; dup {
 		s.mu.Unlock()
 		cancel(nil)
+		c.hold.release()
 		s.reply(conn, c, nil, protocol.Errorf(protocol.KindInvalidRequest, "request id %s is already in flight", c.key))
 		return
 	}
 	s.inflight[c.key] = cancel
-	if known && m.orderKey != nil {
+	switch req.Method {
+	case protocol.MethodSandboxExec:
+		s.preRegisterExec(c)
+	case protocol.MethodExecStdin, protocol.MethodExecKill:
+		c.target = s.execs[c.route.ExecID]
+	}
+	s.keepOrRefuse(c, m, known)
+	// A request refused or not decoded applies nothing, so it answers at
+	// once instead of queueing (and waiting) behind the others.
+	if known && c.refused == nil && c.decodeErr == nil && m.orderKey != nil {
 		if c.orderKey = m.orderKey(c.route); c.orderKey != "" {
 			c.after = s.queues[c.orderKey]
 			s.queues[c.orderKey] = c.done
 		}
-	}
-	if known && req.Method == protocol.MethodSandboxExec {
-		s.preRegisterExec(c)
 	}
 	s.mu.Unlock()
 
@@ -77,6 +101,9 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		defer s.handlers.Done()
 		defer cancel(nil)
 		result, err := s.run(ctx, c, m, known)
+		c.params = nil
+		c.hold.settle()
+		defer c.hold.release() // once the answer is written
 		if c.method == protocol.MethodSandboxExec {
 			s.releaseExecID(c)
 		}
@@ -91,15 +118,15 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	}()
 }
 
-func (s *session) handleNotification(req *jsonrpc2.Request) {
-	if req.Method != protocol.MethodCancelRequest {
-		s.log.Debug("notification ignored", zap.String("method", req.Method))
+func (s *session) handleNotification(method string, params []byte) {
+	if method != protocol.MethodCancelRequest {
+		s.log.Debug("notification ignored", zap.String("method", method))
 		return
 	}
 	var p struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
+	if params == nil || json.Unmarshal(params, &p) != nil {
 		s.log.Info("malformed $/cancelRequest ignored")
 		return
 	}
@@ -147,6 +174,12 @@ func (s *session) run(ctx context.Context, c *call, m method, known bool) (resul
 	}
 	if err := s.admit(c.method); err != nil {
 		return nil, err
+	}
+	if c.decodeErr != nil {
+		return nil, c.decodeErr
+	}
+	if c.refused != nil {
+		return nil, c.refused
 	}
 	result, err = m.serve(ctx, s, c)
 	if errors.Is(context.Cause(ctx), errHostCancel) && err == nil {

@@ -42,6 +42,7 @@ func DefaultLimits() protocol.Limits {
 		DefaultListDirEntries: 1000,
 		CredentialsExpiryExit: 5,
 		MaxPathBytes:          maxPathBytes,
+		MaxHeldRequestBytes:   64 << 20,
 	}
 }
 
@@ -56,6 +57,11 @@ func (o *Options) fill() {
 		o.Limits = DefaultLimits()
 	}
 	o.Limits.MaxPathBytes = maxPathBytes // fixed, so always announced as enforced
+	// The budget must fit a largest frame while requests that wait on a
+	// process hold the rest, or such a frame could never be read.
+	if o.Limits.MaxHeldRequestBytes < 2*int64(o.Limits.MaxFrameBytes) {
+		o.Limits.MaxHeldRequestBytes = max(DefaultLimits().MaxHeldRequestBytes, 2*int64(o.Limits.MaxFrameBytes))
+	}
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = 1500 * time.Millisecond
 	}

@@ -45,8 +45,10 @@ func TestCanaryNeverLeaves(t *testing.T) {
 		t.Fatalf("provider error not masked: %q", msg)
 	}
 	h.callErr(protocol.MethodSandboxExec, execParams(box, "err2", "plainerr", "wrapped: "+canary), protocol.KindTransient)
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo", "hi"}, "exec_id": canary}, nil)
+	running := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"sleep"}, "exec_id": canary})
 	h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "argv": []string{"echo"}, "exec_id": canary}, protocol.KindConflict)
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": canary}, nil)
+	h.await(running)
 	// Result fields and tags.
 	var created protocol.CreateResult
 	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": canary}}, &created)

@@ -40,6 +40,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	s := newSession(opts)
 	defer s.cancelAll(errShuttingDown)
 	s.stream = newFrameStream(rwc, opts.Limits.MaxFrameBytes, opts.Scrubber, s.log.Named("wire"))
+	s.stream.budget, s.stream.readCtx = s.budget, s.base
 	if opts.Notifier != nil {
 		opts.Notifier.bind(s.notifyText)
 		defer opts.Notifier.bind(nil)

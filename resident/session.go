@@ -30,6 +30,8 @@ type session struct {
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream
+	// budget bounds the bytes held for the host's requests (see hostBudget).
+	budget *hostBudget
 
 	// base is the parent of every request context; cancelAll ends them all
 	// with a cause that decides the error kind they answer with.
@@ -43,7 +45,7 @@ type session struct {
 	mu       sync.Mutex
 	inflight map[string]context.CancelCauseFunc // request id -> cancel
 	queues   map[string]chan struct{}           // ordering key -> last ticket
-	execs    map[string]*runningExec            // exec id -> exec, for the session's life
+	execs    map[string]*runningExec            // exec id -> exec, until it answers
 	running  int                                // execs holding a concurrency slot
 
 	isExpired    atomic.Bool
@@ -66,6 +68,7 @@ func newSession(opts Options) *session {
 		expiredCh:  make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 	}
+	s.budget = newHostBudget(opts.Limits.MaxHeldRequestBytes, int64(opts.Limits.MaxFrameBytes))
 	s.store, _ = opts.Provider.(provider.Store)
 	s.writer, _ = opts.Provider.(provider.FileWriter)
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())

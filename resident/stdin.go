@@ -6,18 +6,10 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// releaseExecID ends an exec entry its request registered, even when the
-// request failed before execute ran, so exec/stdin never waits on it.
-func (s *session) releaseExecID(c *call) {
-	if e := s.lookupExec(c.route.ExecID); e != nil && e.owner == c {
-		e.finish()
-	}
-}
-
 // execStdin writes to a running exec. Requests for one exec run in arrival
 // order (their ordering key), so chunks reach the process as sent.
-func execStdin(ctx context.Context, s *session, _ *call, p *protocol.ExecStdinParams) (protocol.Empty, error) {
-	e, err := s.startedExec(ctx, p.ExecID)
+func execStdin(ctx context.Context, s *session, c *call, p *protocol.ExecStdinParams) (protocol.Empty, error) {
+	e, err := startedExec(ctx, c, p.ExecID)
 	if err != nil {
 		return protocol.Empty{}, err
 	}
@@ -50,9 +42,10 @@ func execStdin(ctx context.Context, s *session, _ *call, p *protocol.ExecStdinPa
 }
 
 // execKill kills a running exec's process tree; the exec's own response
-// reports killed: true. Killing an exec that has ended is a no-op.
-func execKill(ctx context.Context, s *session, _ *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
-	e, err := s.startedExec(ctx, p.ExecID)
+// reports killed: true. Killing an exec that has ended, but was still
+// registered when the kill was read, is a no-op.
+func execKill(ctx context.Context, _ *session, c *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
+	e, err := startedExec(ctx, c, p.ExecID)
 	if err != nil {
 		return protocol.Empty{}, err
 	}
@@ -65,13 +58,14 @@ func execKill(ctx context.Context, s *session, _ *call, p *protocol.ExecKillPara
 	return protocol.Empty{}, nil
 }
 
-func (s *session) startedExec(ctx context.Context, id string) (*runningExec, error) {
+// startedExec waits for the start of the exec c named when it was read.
+func startedExec(ctx context.Context, c *call, id string) (*runningExec, error) {
 	if err := checkID("exec_id", id); err != nil {
 		return nil, err
 	}
-	e := s.lookupExec(id)
-	if e == nil {
-		return nil, protocol.Errorf(protocol.KindNotFound, "no exec %q in this session", id)
+	e := c.target
+	if e == nil || e.id != id {
+		return nil, protocol.Errorf(protocol.KindNotFound, "no exec %q is running in this session", id)
 	}
 	select {
 	case <-e.started:

@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,6 +31,31 @@ type frameStream struct {
 
 	// readErr is the error that ended reading (io.EOF or a frame error).
 	readErr error
+
+	// budget, when set, is charged for every frame before its body is
+	// read; readCtx ends a wait for room in it.
+	budget  *hostBudget
+	readCtx context.Context
+	// next hands the request ReadObject returned to Handle: see incoming.
+	next incoming
+}
+
+// incoming is a request as read from the host, handed from ReadObject to
+// Handle, which jsonrpc2's read loop calls for it before reading the next
+// frame. The library is given only the envelope: it would decode the params
+// into a map of interface values and encode them again, several copies of a
+// frame that can be 16 MiB. The session gets the params as a slice of the
+// frame body and the budget hold that pays for that body.
+type incoming struct {
+	params []byte
+	hold   *hold
+}
+
+// take returns the request ReadObject read last and forgets it.
+func (s *frameStream) take() incoming {
+	in := s.next
+	s.next = incoming{}
+	return in
 }
 
 func newFrameStream(rwc io.ReadWriteCloser, maxFrame int, scrubber *hardening.Scrubber, log *zap.Logger) *frameStream {
@@ -39,30 +65,57 @@ func newFrameStream(rwc io.ReadWriteCloser, maxFrame int, scrubber *hardening.Sc
 		w:        rwc,
 		scrubber: scrubber,
 		log:      log,
+		readCtx:  context.Background(),
 	}
 }
 
 // ReadObject returns the next request or notification. Only the reader
-// goroutine of the connection calls it.
+// goroutine of the connection calls it. A frame is charged to the budget
+// before its body is read; when the budget has no room, reading waits.
 func (s *frameStream) ReadObject(v any) error {
 	for {
-		body, err := s.reader.Read()
+		n, err := s.reader.ReadHeader()
 		if err != nil {
 			s.readErr = err
 			return err
 		}
+		h, err := s.budget.acquire(s.readCtx, max(int64(n), requestOverhead))
+		if err != nil {
+			s.readErr = err
+			return err
+		}
+		body, err := s.reader.ReadBody(n)
+		if err != nil {
+			h.release()
+			s.readErr = err
+			return err
+		}
 		env, bad := protocol.ParseEnvelope(body)
-		if bad != nil {
+		switch {
+		case bad != nil:
+			h.release()
 			s.log.Info("message refused", zap.Int64("code", bad.Code), zap.String("reason", bad.Msg))
 			s.writeError(bad.ID, bad.Code, protocol.KindInvalidRequest, bad.Msg)
 			continue
-		}
-		if env.Response {
+		case env.Response:
+			h.release()
 			s.log.Debug("response from host ignored: the resident sends no requests")
 			continue
 		}
-		return json.Unmarshal(body, v)
+		s.next = incoming{params: env.Params, hold: h}
+		return json.Unmarshal(envelopeOnly(env), v)
 	}
+}
+
+// envelopeOnly is the request or notification without its params.
+func envelopeOnly(env protocol.Envelope) []byte {
+	method, _ := json.Marshal(env.Method)
+	msg := append([]byte(`{"jsonrpc":"2.0","method":`), method...)
+	if env.ID != nil {
+		msg = append(append(append(msg, `,"id":`...), env.ID...), '}')
+		return msg
+	}
+	return append(msg, '}')
 }
 
 // WriteObject frames a message from the connection, scrubbing its JSON text

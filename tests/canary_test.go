@@ -69,8 +69,11 @@ func TestCanaryNeverLeavesTheBinary(t *testing.T) {
 		"argv": []string{"/nonexistent/" + leakyURL}}, protocol.KindInvalidRequest)
 	sites["cwd error"] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "cwd",
 		"argv": []string{"true"}, "cwd": "/missing/" + richSecret}, protocol.KindNotFound)
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"true"}}, nil)
+	// An exec id is taken while its exec runs: the conflict error echoes it.
+	running := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"sleep", "60"}})
 	sites["exec_id conflict"] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"true"}}, protocol.KindConflict)
+	h.call(protocol.MethodExecKill, map[string]any{"exec_id": richSecret}, nil)
+	h.await(running)
 
 	// Store: a file holding the secrets, errors quoting a path.
 	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/secret.txt",

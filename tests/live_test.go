@@ -50,6 +50,7 @@ type liveOpts struct {
 	keepRaw bool     // keep every stdout byte (canary greps)
 	keepOut bool     // keep decoded exec output, not just its length
 	state   string   // --state-dir; a fresh temporary directory when empty
+	bin     string   // the resident binary; residentBin when empty
 }
 
 func spawnLive(t *testing.T, o liveOpts) *liveHost {
@@ -57,8 +58,11 @@ func spawnLive(t *testing.T, o liveOpts) *liveHost {
 	if o.state == "" {
 		o.state = t.TempDir()
 	}
+	if o.bin == "" {
+		o.bin = residentBin
+	}
 	args := append([]string{"--state-dir", o.state}, o.args...)
-	cmd := exec.Command(residentBin, args...)
+	cmd := exec.Command(o.bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, o.env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/resident"
 )
@@ -91,13 +93,15 @@ func run() int {
 	defer func() { _ = prov.Close() }()
 	registerEnvironmentSecrets(scrubber, prov.Secrets(), log)
 
+	limits := resident.DefaultLimits()
+	setMemoryLimit(limits)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	err = resident.Serve(ctx, stdio{in: os.Stdin, out: frames}, resident.Options{
 		Provider: prov,
 		Scrubber: scrubber,
 		Logger:   log,
-		Limits:   resident.DefaultLimits(),
+		Limits:   limits,
 		Version:  version,
 		Notifier: notifier,
 	})
@@ -111,6 +115,17 @@ func run() int {
 	default:
 		log.Error("resident stopped", zap.Error(err))
 		return exitFailure
+	}
+}
+
+// setMemoryLimit gives the collector a soft limit a little above the bytes
+// the resident may hold for the host (max_held_request_bytes), unless
+// GOMEMLIMIT sets one. Without it the heap may grow to twice what is live
+// before a collection, and a burst of large frames would leave that much
+// resident; with it, freed frames go back before the heap gets there.
+func setMemoryLimit(limits protocol.Limits) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limits.MaxHeldRequestBytes + 32<<20)
 	}
 }
 
