@@ -49,13 +49,13 @@ func testVolumeGrants(t *testing.T, h Harness) {
 		t.Errorf("a granted volume reads %q", got)
 	}
 	seesMissing(t, readOnly, h.Image, owner, taken)
-	_, err := readOnly.Create(ctx(t), protocol.Spec{Image: h.Image, Volumes: []protocol.VolumeMount{{Name: foreign, Path: "/data"}}}, owner, nil)
+	_, err := readOnly.Create(ctx(t), protocol.Spec{Image: h.Image, Volumes: []protocol.VolumeMount{{Name: foreign, Path: "data"}}}, owner, nil)
 	wantKind(t, "a read-write mount of a read-only grant", err, protocol.KindInvalidRequest)
 	if list, err := readOnly.ListOwned(ctx(t), owner); err != nil || len(list) != 0 {
 		t.Fatalf("the refused mount created %+v, %v", list, err)
 	}
 	if readOnly.Info().Capabilities.ReadOnlyVolumes {
-		id := createAs(t, readOnly, h, owner, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: foreign, Path: "/data", ReadOnly: true}}}, nil)
+		id := createAs(t, readOnly, h, owner, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: foreign, Path: "data", ReadOnly: true}}}, nil)
 		if out, _, st := runIn(t, readOnly, id, provider.ExecRequest{Argv: []string{"sh", "-c", "cat f.txt; echo x > x.txt"}, Cwd: "/data"}); out != "F" || st.Code == 0 {
 			t.Errorf("read-only mount of a grant: read %q, write exit %d; want F and a failed write", out, st.Code)
 		}
@@ -64,7 +64,7 @@ func testVolumeGrants(t *testing.T, h Harness) {
 	writable := h.NewWith(t, func(c *provider.Config) {
 		c.AllowVolumes = []provider.VolumeGrant{{Name: foreign, Writable: true}}
 	})
-	id := createAs(t, writable, h, owner, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: foreign, Path: "/data"}}}, nil)
+	id := createAs(t, writable, h, owner, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: foreign, Path: "data"}}}, nil)
 	if _, errOut, st := runIn(t, writable, id, provider.ExecRequest{Argv: []string{"sh", "-c", "echo w > w.txt"}, Cwd: "/data"}); st.Code != 0 {
 		t.Fatalf("writing into an rw grant: exit %d: %s", st.Code, errOut)
 	}
@@ -96,9 +96,9 @@ func seesMissing(t *testing.T, p provider.Provider, image string, owner provider
 	_, errMissing = st.ReadFile(ctx(t), owner, missing, "a.txt")
 	_, err = st.ReadFile(ctx(t), owner, vol, "a.txt")
 	same("ReadFile of another's volume", err, errMissing)
-	mounts := [][]protocol.VolumeMount{{{Name: vol, Path: "/data"}}}
+	mounts := [][]protocol.VolumeMount{{{Name: vol, Path: "data"}}}
 	if p.Info().Capabilities.ReadOnlyVolumes {
-		mounts = append(mounts, []protocol.VolumeMount{{Name: vol, Path: "/data", ReadOnly: true}})
+		mounts = append(mounts, []protocol.VolumeMount{{Name: vol, Path: "data", ReadOnly: true}})
 	}
 	for _, m := range mounts {
 		_, err = p.Create(ctx(t), protocol.Spec{Image: image, Volumes: m}, owner, nil)
