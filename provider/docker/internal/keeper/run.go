@@ -23,16 +23,38 @@ const prSetChildSubreaper = 36
 // the moment the child exits, whatever background descendants still hold
 // stdout.
 func run(args []string) int {
+	// First of all, before the command or anything else can exist: from
+	// here on no process of the sandbox can signal, trace or open this one.
+	id, protected, err := protect(capKill, capSetuid, capSetgid)
+	if err != nil {
+		status("err", keeperproto.KindInternal, "keeper: "+err.Error())
+		return 126
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	_ = fs.String("token", "", "identifies this run to 'keeper kill'")
+	token := fs.String("token", "", "identifies this run to 'keeper kill'; its mark derives from it")
 	cwd := fs.String("cwd", "", "working directory")
 	withStdin := fs.Bool("stdin", false, "give the child the data frames as stdin")
+	exclusive := fs.Bool("exclusive", false, "kill every process of every other exec before starting")
 	deadlineMS := fs.Int64("deadline-ms", 0, "kill the tree after this many milliseconds")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		status("err", keeperproto.KindInvalidRequest, "keeper run: bad arguments")
 		return 2
 	}
 	argv := fs.Args()
+	mark, markOK := keeperproto.Mark(*token)
+	switch {
+	case protected && !markOK:
+		status("err", keeperproto.KindInvalidRequest, "keeper run: bad token")
+		return 2
+	case *exclusive && !protected:
+		status("err", keeperproto.KindInvalidRequest, "exec: exclusive needs a sandbox that runs as root (the image's USER is not root)")
+		return 2
+	case protected && len(marked(hasMark(mark))) > 0:
+		// A live process of an earlier exec has the same mark (1 in 2^28
+		// per pair of execs): this exec's kill would reach it.
+		status("err", keeperproto.KindTransient, "exec: mark in use, try again")
+		return 126
+	}
 
 	// As a subreaper, orphans of the exec (a daemonized grandchild, a
 	// setsid'd shell) are reparented to the keeper instead of to init, so the
@@ -64,7 +86,13 @@ func run(args []string) int {
 	// One P: a second one only adds spinning threads, which would count
 	// against the pids limit too.
 	runtime.GOMAXPROCS(1)
-	killer := newTreeKiller()
+	killer := newTreeKiller(func() { killTree(os.Getpid()) })
+	if protected {
+		killer = newTreeKiller(func() { killMarked(hasMark(mark)) })
+	}
+	if *exclusive {
+		killMarked(anyMark)
+	}
 	// Before the threads are counted: os/signal's first Notify gives the
 	// runtime a goroutine locked to a thread of its own for good, a thread
 	// made late (after "ok") unless it is made now.
@@ -74,12 +102,19 @@ func run(args []string) int {
 	reserveThreads(runThreads)
 	status("ok", fmt.Sprint(oomKills()), "")
 
+	// Its own process group, so "kill 0" in the exec cannot hit the
+	// keeper (which it could not signal anyway once protected).
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if protected {
+		// Back to who the exec was started as, plus the mark. The keeper's
+		// bounding set is empty, so the command gains no capability at
+		// execve and can never drop the mark.
+		sys.Credential = &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: withMark(id.groups, mark)}
+	}
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
 		Env:   os.Environ(),
 		Files: []*os.File{childIn, os.Stdout, os.Stderr},
-		// Its own process group, so "kill 0" in the exec cannot hit the
-		// keeper.
-		Sys: &syscall.SysProcAttr{Setpgid: true},
+		Sys:   sys,
 	})
 	childIn.Close()
 	if errors.Is(err, syscall.EAGAIN) {
@@ -91,7 +126,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "resident: exec %q: %v\n", argv[0], err)
 		return 126
 	}
-	go control(feed, killer)
+	go control(os.Stdin, feed, killer)
 	if *deadlineMS > 0 {
 		time.AfterFunc(time.Duration(*deadlineMS)*time.Millisecond, killer.trigger)
 	}
@@ -102,6 +137,14 @@ func run(args []string) int {
 		return keeperproto.KilledExitCode
 	}
 	return code
+}
+
+func withMark(groups []int, mark uint32) []uint32 {
+	out := make([]uint32, 0, len(groups)+1)
+	for _, g := range groups {
+		out = append(out, uint32(g))
+	}
+	return append(out, mark)
 }
 
 // reap waits for the main child, reaping every orphan the subreaper gets on

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "de19a1753ca0e2cf8b5e70125c205c321deb73bd7f6c2a199e283bb18428bdca"
+const BuiltFrom = "31188cbe55913ef4d8f4fee280d5c2d0f925128d3b0ddc10b939b9dd6169d4d6"
