@@ -45,6 +45,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if req.Stdin {
 		cmd = append(cmd, "-stdin")
 	}
+	if req.Exclusive {
+		cmd = append(cmd, "-exclusive")
+	}
 	if d, ok := ctx.Deadline(); ok {
 		// The keeper enforces the deadline itself too: it holds even when
 		// the engine or the resident cannot reach it any more.
