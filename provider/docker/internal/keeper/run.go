@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -17,19 +16,15 @@ import (
 
 const prSetChildSubreaper = 36
 
-// run starts argv as its child and waits for it. Its exit code is the
-// child's (128+n for signal n); after a kill it is KilledExitCode. The exec's
+// run starts argv as its child and waits for it. The child runs as the
+// exec was started (root, the image's groups) plus the run's mark, with no
+// capability; the keeper itself, protected, goes on as KeeperUID. Its exit
+// code is the child's (128+n for signal n); after a kill it is
+// KilledExitCode. The exec's
 // main process, as Docker sees it, is the keeper, so the exec counts as done
 // the moment the child exits, whatever background descendants still hold
 // stdout.
 func run(args []string) int {
-	// First of all, before the command or anything else can exist: from
-	// here on no process of the sandbox can signal, trace or open this one.
-	id, protected, err := protect(capKill, capSetuid, capSetgid)
-	if err != nil {
-		status("err", keeperproto.KindInternal, "keeper: "+err.Error())
-		return 126
-	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	token := fs.String("token", "", "identifies this run to 'keeper kill'; its mark derives from it")
 	cwd := fs.String("cwd", "", "working directory")
@@ -41,42 +36,30 @@ func run(args []string) int {
 		return 2
 	}
 	argv := fs.Args()
-	mark, markOK := keeperproto.Mark(*token)
-	switch {
-	case protected && !markOK:
-		status("err", keeperproto.KindInvalidRequest, "keeper run: bad token")
-		return 2
-	case *exclusive && !protected:
-		status("err", keeperproto.KindInvalidRequest, "exec: exclusive needs a sandbox that runs as root (the image's USER is not root)")
-		return 2
-	case protected && len(marked(hasMark(mark))) > 0:
-		// A live process of an earlier exec has the same mark (1 in 2^28
-		// per pair of execs): this exec's kill would reach it.
-		status("err", keeperproto.KindTransient, "exec: mark in use, try again")
-		return 126
-	}
 
 	// As a subreaper, orphans of the exec (a daemonized grandchild, a
-	// setsid'd shell) are reparented to the keeper instead of to init, so the
-	// tree under the keeper is always the whole exec.
+	// setsid'd shell) are reparented to the keeper instead of to init, so
+	// they are reaped here; the kill finds them by their mark.
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		status("err", keeperproto.KindInternal, "keeper: prctl(PR_SET_CHILD_SUBREAPER): "+e.Error())
 		return 126
 	}
-	if *cwd != "" {
-		if err := os.Chdir(*cwd); err != nil {
-			kind := keeperproto.KindInvalidRequest
-			if errors.Is(err, os.ErrNotExist) {
-				kind = keeperproto.KindNotFound
-			}
-			status("err", kind, fmt.Sprintf("exec cwd %q: %v", *cwd, unwrapPathError(err)))
-			return 126
-		}
+	// The work directory and the executable are checked with the exec's
+	// own rights, before the keeper gives them up.
+	bin, code := enter(*cwd, argv[0])
+	if code != 0 {
+		return code
 	}
-	bin, err := lookPath(argv[0], os.Getenv("PATH"))
+	// Then at once, before the command exists: from here on no process of
+	// the sandbox can signal, trace or open this one.
+	id, protected, err := protect(capKill, capSetuid, capSetgid)
 	if err != nil {
-		status("err", keeperproto.KindInvalidRequest, err.Error())
-		return 127
+		status("err", keeperproto.KindInternal, "keeper: "+err.Error())
+		return 126
+	}
+	mark, code := markOf(*token, protected, *exclusive)
+	if code != 0 {
+		return code
 	}
 	childIn, feed, err := childStdin(*withStdin)
 	if err != nil {
@@ -132,19 +115,11 @@ func run(args []string) int {
 	}
 	go killer.loop()
 
-	code := reap(proc.Pid)
+	code = reap(proc.Pid)
 	if killer.wait() {
 		return keeperproto.KilledExitCode
 	}
 	return code
-}
-
-func withMark(groups []int, mark uint32) []uint32 {
-	out := make([]uint32, 0, len(groups)+1)
-	for _, g := range groups {
-		out = append(out, uint32(g))
-	}
-	return append(out, mark)
 }
 
 // reap waits for the main child, reaping every orphan the subreaper gets on
@@ -177,36 +152,4 @@ func status(word, a, b string) {
 		line += " " + strings.ReplaceAll(b, "\n", " ")
 	}
 	_, _ = os.Stdout.WriteString(line + "\n")
-}
-
-// lookPath resolves argv[0] the way execvp does, with the exec's PATH.
-func lookPath(name, pathEnv string) (string, error) {
-	if strings.Contains(name, "/") {
-		if executable(name) {
-			return name, nil
-		}
-		return "", fmt.Errorf("exec %q: not an executable file", name)
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
-		}
-		if p := filepath.Join(dir, name); executable(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("exec %q: executable file not found in $PATH", name)
-}
-
-func executable(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "31188cbe55913ef4d8f4fee280d5c2d0f925128d3b0ddc10b939b9dd6169d4d6"
+const BuiltFrom = "a5dbab7432ac346446cfb76a900fcc2363a052a91b42412ed92b1a1d8b5fc08c"
