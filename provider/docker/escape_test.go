@@ -244,3 +244,16 @@ func TestAnExclusiveExecAnswersWithItsOwnOutputOnly(t *testing.T) {
 		t.Fatalf("after the exclusive exec: %q", out)
 	}
 }
+
+// The keeper gives up root before the command starts, but the command does
+// not: a work directory and an executable only root may reach still work.
+func TestTheCommandKeepsTheRightsOfTheSandboxUser(t *testing.T) {
+	p, _ := newTestProvider(t)
+	id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+	sh(t, p, id, "mkdir -m 700 /private && cp /bin/busybox /private/sh && chmod 700 /private/sh")
+	r := run(t, testCtx(t), p, id, provider.ExecRequest{Argv: []string{"/private/sh", "-c", "id -u; pwd; grep -E '^Cap(Eff|Bnd)' /proc/self/status"}, Cwd: "/private"})
+	want := "0\n/private\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+	if r.err != nil || r.status.Code != 0 || r.stdout != want {
+		t.Fatalf("exec in a root-only directory: %+v %v, stdout %q, stderr %q", r.status, r.err, r.stdout, r.stderr)
+	}
+}

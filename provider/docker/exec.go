@@ -165,7 +165,10 @@ func parseStatus(line []byte) (keeperStatus, error) {
 		kind, msg, _ := strings.Cut(rest, " ")
 		return keeperStatus{}, protocol.Errorf(protocol.Kind(kind), "%s", msg)
 	}
-	return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper: bad status %q", rest)
+	// A keeper line that says neither: the stream is not what the keeper
+	// wrote. Transient like a corrupted stream (wait.go); the connection is
+	// dropped, so the keeper kills whatever it started.
+	return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec stream corrupted: bad keeper status %q", rest)
 }
 
 // runKeeper runs a short keeper command in a sandbox and returns its
