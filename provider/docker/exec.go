@@ -148,6 +148,11 @@ type keeperStatus struct {
 // parseStatus reads "<prefix>ok <oom>" or "<prefix>err <kind> <message>".
 func parseStatus(line []byte) (keeperStatus, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), keeperproto.StatusPrefix)
+	if len(line) == 0 {
+		// The keeper ended without a word: killed before it could protect
+		// itself (a process of the sandbox can, in that first instant).
+		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec: the sandbox helper ended before the command started")
+	}
 	if !ok {
 		// Not the keeper talking: the runtime could not start it at all
 		// (its volume is gone, or the image's architecture differs).
