@@ -20,10 +20,9 @@ const prSetChildSubreaper = 36
 // exec was started (root, the image's groups) plus the run's mark, with no
 // capability; the keeper itself, protected, goes on as KeeperUID. Its exit
 // code is the child's (128+n for signal n); after a kill it is
-// KilledExitCode. The exec's
-// main process, as Docker sees it, is the keeper, so the exec counts as done
-// the moment the child exits, whatever background descendants still hold
-// stdout.
+// KilledExitCode. The exec's main process, as Docker sees it, is the
+// keeper, so the exec counts as done the moment the child exits, whatever
+// background descendants still hold stdout.
 func run(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	token := fs.String("token", "", "identifies this run to 'keeper kill'; its mark derives from it")

@@ -49,11 +49,12 @@ func (k *treeKiller) wait() bool {
 }
 
 // killTree stops and kills every live descendant of root until none is
-// left: the kill of a keeper without marks (see protect), which a process
-// that kills the keeper escapes. Stopping first keeps a forking process from adding children between
-// the listing and the kill; each round catches what the last one missed.
-// Nothing can leave the tree: root is a subreaper, so orphans come back to
-// it, and a setsid or a new process group changes nothing about parentage.
+// left: the kill of a keeper without marks (see protect). Stopping first
+// keeps a forking process from adding children between the listing and
+// the kill; each round catches what the last one missed. Orphans stay in
+// the tree (root is a subreaper) and setsid changes nothing about
+// parentage, but a process that kills root (an unprotected keeper can be
+// killed) takes its descendants out of reach: marks have no such hole.
 func killTree(root int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {

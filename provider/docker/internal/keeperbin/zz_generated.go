@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "a5dbab7432ac346446cfb76a900fcc2363a052a91b42412ed92b1a1d8b5fc08c"
+const BuiltFrom = "3b76adc0c257f4c2c24fc90ffa2e9629ced9db073d82f046ccb15d0a597a05e2"
