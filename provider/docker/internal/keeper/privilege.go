@@ -109,8 +109,10 @@ func setCaps(keep ...uint) error {
 	data := [2]struct{ effective, permitted, inheritable uint32 }{
 		{mask[0], mask[0], 0}, {mask[1], mask[1], 0},
 	}
-	if err := allThreads(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data)), 0); err != nil {
-		return fmt.Errorf("capset: %w", err)
+	// Called directly, not through allThreads: only a pointer converted in
+	// the call to the syscall itself is kept valid (unsafe.Pointer rule 4).
+	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data)), 0); e != 0 {
+		return fmt.Errorf("capset: %w", e)
 	}
 	return nil
 }

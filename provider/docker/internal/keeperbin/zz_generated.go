@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "3b76adc0c257f4c2c24fc90ffa2e9629ced9db073d82f046ccb15d0a597a05e2"
+const BuiltFrom = "5bf9fad0e7351346ac7b83fef99d0aabac8e7720458d5410ce44cca7d8c6df24"
