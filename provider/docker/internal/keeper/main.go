@@ -5,10 +5,11 @@
 //
 //   - alive: a long-running command with an optional lifetime, so the
 //     sandbox stops by itself even when the resident is gone;
-//   - run: start one exec as a child subreaper, so every process the exec
-//     spawns (daemonized or not) stays in a tree the keeper can kill, and
-//     report "started" or a clean start error before any output;
-//   - kill: kill such a tree from a second exec (the fallback path);
+//   - run: start one exec with its mark (a group no command can drop), so
+//     every process the exec spawns (daemonized, orphaned or not) can be
+//     found and killed, and report "started" or a clean start error before
+//     any output; from a uid of its own that no command can signal;
+//   - kill: kill such an exec from a second exec (the fallback path);
 //   - ls / cat: browse a mounted volume without following a symlink out of
 //     it (os.Root), for the store.
 //

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "5bf9fad0e7351346ac7b83fef99d0aabac8e7720458d5410ce44cca7d8c6df24"
+const BuiltFrom = "a399a285db70a0c3f224da10a5708acf39f019b9e96dd4126b63b492f2a70533"
