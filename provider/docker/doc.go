@@ -112,12 +112,21 @@
 // itself, and kills the tree when its control stream ends (the resident died
 // or dropped the connection), so nothing of an exec outlives its owner.
 //
+// Exclusive (ExecRequest.Exclusive): the keeper first kills every process
+// that carries any exec's mark, the services of execs that ended included,
+// then starts the command, whose output and status are then its own; see
+// "What a host can trust" in docs/protocol.md for what a plain exec's are.
+//
 // OOM: an exec that ends with 137 while the sandbox's cgroup OOM-kill counter
 // grew (the keeper reads it at start; a short exec reads it again) has
 // ExitStatus.OOMKilled set. An OOM kill of a concurrent exec in the same
 // sandbox in that window counts too.
 //
-// Known limit: if the connection to the engine drops mid-exec while the
+// Known limits: a keeper is root for the instant between its start and its
+// switch to KeeperUID (before the command exists), and a process of the
+// sandbox that kills it then makes that exec fail as transient; the
+// corrupted-stream and bad-status cases are transient too (wait.go,
+// exec.go). If the connection to the engine drops mid-exec while the
 // engine stays up, the engine itself records the exec as exited with 126;
 // the keeper kills the tree.
 //
