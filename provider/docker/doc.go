@@ -124,7 +124,8 @@
 //
 // Known limits: a keeper is root for the instant between its start and its
 // switch to KeeperUID (before the command exists), and a process of the
-// sandbox that kills it then makes that exec fail as transient; the
+// sandbox that kills or stops it then makes that exec fail (transient, a
+// stopped one once the start's 30s bound passes); the
 // corrupted-stream and bad-status cases are transient too (wait.go,
 // exec.go). If the connection to the engine drops mid-exec while the
 // engine stays up, the engine itself records the exec as exited with 126;
