@@ -34,8 +34,8 @@
 //	lifetime           until terminated                                spec.lifetime_s: the sandbox
 //	                                                                   stops itself, resident or not
 //	restart policy     none; IPC namespace private                     fixed
-//	stop signal        SIGKILL: docker-init would only forward          fixed
-//	                   SIGTERM to the keeper, which ignores signals
+//	stop signal        SIGKILL: docker-init would only forward         fixed
+//	                   SIGTERM to the keeper, which ignores them
 //	user, workdir      the image's                                     spec.workdir
 //	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
 //	                   one); never the resident's own
