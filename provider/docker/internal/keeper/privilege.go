@@ -16,18 +16,17 @@ const (
 	capSetgid  = 6
 	capSetuid  = 7
 	capSetpcap = 8
-	// capLastCap bounds the bounding-set drop; PR_CAPBSET_DROP of a cap the
+	// capLastCap bounds the bounding-set drop; PR_CAPBSET_READ of a cap the
 	// kernel does not know is EINVAL, which ends the loop early.
 	capLastCap = 63
 )
 
 const (
-	prCapbsetDrop        = 24
-	prSetKeepcaps        = 8
-	prSetDumpable        = 4
-	prCapAmbient         = 47
-	prCapAmbientClearAll = 4
-	capVersion3          = 0x20080522
+	prCapbsetRead = 23
+	prCapbsetDrop = 24
+	prSetKeepcaps = 8
+	prSetDumpable = 4
+	capVersion3   = 0x20080522
 )
 
 // identity is who the keeper was started as: what the command runs as.
@@ -63,15 +62,19 @@ func protect(keep ...uint) (id identity, ok bool, err error) {
 	if err := allThreads(syscall.SYS_PRCTL, prSetKeepcaps, 1, 0); err != nil {
 		return id, false, fmt.Errorf("PR_SET_KEEPCAPS: %w", err)
 	}
+	// Only what the set holds (the sandbox's four, normally): each drop
+	// stops every thread, and there are 41 capabilities to ask about.
 	for c := uintptr(0); c <= capLastCap; c++ {
-		if err := allThreads(syscall.SYS_PRCTL, prCapbsetDrop, c, 0); err == syscall.EINVAL {
-			break
-		} else if err != nil {
+		in, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetRead, c, 0)
+		if e == syscall.EINVAL {
+			break // past the kernel's last capability
+		}
+		if e != 0 || in == 0 {
+			continue
+		}
+		if err := allThreads(syscall.SYS_PRCTL, prCapbsetDrop, c, 0); err != nil {
 			return id, false, fmt.Errorf("PR_CAPBSET_DROP %d: %w", c, err)
 		}
-	}
-	if err := allThreads(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0); err != nil && err != syscall.EINVAL {
-		return id, false, fmt.Errorf("PR_CAP_AMBIENT_CLEAR_ALL: %w", err)
 	}
 	// Groups, then gids, then uids: each needs a capability the next one
 	// would not drop, and all three apply to every thread.
@@ -96,7 +99,8 @@ func protect(keep ...uint) (id identity, ok bool, err error) {
 }
 
 // setCaps makes keep the effective and permitted sets of every thread, and
-// clears the inheritable set.
+// clears the inheritable set, which clears the ambient set with it (ambient
+// capabilities must be both permitted and inheritable).
 func setCaps(keep ...uint) error {
 	var mask [2]uint32
 	for _, c := range keep {

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "a399a285db70a0c3f224da10a5708acf39f019b9e96dd4126b63b492f2a70533"
+const BuiltFrom = "c67d5d3bdc3a4b5458e63325cd5f1735739b8287316561da1b4231194de7eee8"
