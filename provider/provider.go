@@ -87,10 +87,11 @@ type SecretPolicy struct {
 // minimal PATH and HOME, then the sandbox's spec env, then Env (later wins).
 // The provider never adds its own process environment.
 type ExecRequest struct {
-	Argv  []string
-	Env   map[string]string
-	Cwd   string
-	Stdin bool
+	Argv      []string
+	Env       map[string]string
+	Cwd       string
+	Stdin     bool
+	Exclusive bool // before the command starts, every process of every other exec in the sandbox is killed
 }
 
 // Process is a running exec. Stdout and Stderr are read until EOF by the

@@ -62,6 +62,10 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		Env:        containerEnv(spec, imageEnv),
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
+		// The keeper's "alive" ignores the SIGTERM docker-init would forward
+		// (see the keeper): the container's processes die with pid 1 either
+		// way, so nothing is lost by not asking.
+		StopSignal: "SIGKILL",
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
@@ -86,6 +90,11 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	return created.ID, nil
 }
 
+// keeperCaps are the capabilities a keeper needs to protect itself and to
+// mark and kill an exec's processes: switch to its own uid (SETUID,
+// SETGID), empty its bounding set (SETPCAP), signal root processes (KILL).
+var keeperCaps = []string{"CAP_KILL", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"}
+
 // hostConfig is where the hardening lives.
 func hostConfig(spec protocol.Spec, mounts []mount.Mount) *container.HostConfig {
 	init := true
@@ -95,7 +104,11 @@ func hostConfig(spec protocol.Spec, mounts []mount.Mount) *container.HostConfig 
 	}
 	network, _ := networkMode(spec.Network) // validated
 	hc := &container.HostConfig{
-		CapDrop:        []string{"ALL"},
+		CapDrop: []string{"ALL"},
+		// Only for the keepers: each drops them from the bounding set of
+		// everything it starts, so no command of the sandbox ever holds one
+		// (see doc.go, and protect in the keeper).
+		CapAdd:         keeperCaps,
 		SecurityOpt:    []string{"no-new-privileges"},
 		Privileged:     false,
 		Init:           &init,

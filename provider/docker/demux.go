@@ -33,6 +33,11 @@ const (
 	holdChunk = 32 << 10
 )
 
+// errStreamCorrupt: the stream held something that is no frame of an exec's
+// output. Nothing after it can be trusted, so Wait ends the exec at once
+// (wait.go) rather than wait for a process whose output is lost.
+var errStreamCorrupt = errors.New("exec stream corrupted")
+
 // The demuxer's two outputs.
 const (
 	outStdout = 0
@@ -221,7 +226,7 @@ func (d *demuxer) nextFrame() {
 	}
 	out, ok := outputOf(d.header[0])
 	if !ok {
-		d.end(fmt.Errorf("exec stream: unknown stream type %d", d.header[0]))
+		d.end(fmt.Errorf("%w: unknown stream type %d", errStreamCorrupt, d.header[0]))
 		return
 	}
 	d.owner, d.left = out, int(binary.BigEndian.Uint32(d.header[4:]))

@@ -8,7 +8,11 @@
 //
 // # Hardened defaults, and how a host changes them
 //
-//	capabilities       all dropped (CapDrop ALL)                       fixed
+//	capabilities       none for any command: CapDrop ALL, then only    fixed
+//	                   KILL, SETUID, SETGID, SETPCAP for the keepers,
+//	                   which empty the bounding set of every command
+//	                   they start (so no command, nor anything it
+//	                   execs, ever holds one); see "The keeper"
 //	no-new-privileges  on: setuid binaries gain nothing                fixed
 //	privileged         never; no host path or Docker socket is ever    fixed
 //	                   mounted: only named volumes
@@ -33,6 +37,8 @@
 //	                                                                   and is listed expired until
 //	                                                                   terminated
 //	restart policy     none; IPC namespace private                     fixed
+//	stop signal        SIGKILL: docker-init would only forward         fixed
+//	                   SIGTERM to the keeper, which ignores them
 //	user, workdir      the image's                                     spec.workdir
 //	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
 //	                   one); never the resident's own
@@ -56,11 +62,39 @@
 //     container even if no resident is left. A stopped sandbox stays listed
 //     (state "expired" when its lifetime ran out, else "stopped") until
 //     terminated, so a host sees what happened and reaps it;
-//   - runs every exec ("run"): it is a child subreaper, so every process the
-//     exec starts, daemonized or setsid'd, stays below it; it reports
-//     "started" (or why not: no such cwd or executable) on stdout before the
-//     child exists; and on a kill it SIGSTOPs and SIGKILLs the whole tree
-//     until nothing is left, then exits 137.
+//   - runs every exec ("run"): it reports "started" (or why not: no such
+//     cwd or executable) on stdout before the child exists. The child runs
+//     as the exec's user (root) with one more supplementary group, the
+//     exec's mark (a gid derived from its run token, keeperproto.Mark), and
+//     no capability, so neither it nor any descendant can drop the mark. On
+//     a kill the keeper SIGSTOPs and SIGKILLs every process carrying the
+//     mark until none is left, then exits 137: killing the keeper's child's
+//     parent, double-forking or setsid change nothing. With -exclusive it
+//     first does the same for every mark (every other exec's processes).
+//
+// Every keeper protects itself first (privilege.go in the keeper): it
+// switches to a uid of its own (keeperproto.KeeperUID) keeping only the
+// capabilities it needs (CAP_KILL to signal root processes; SETUID and
+// SETGID to start the command as root with its mark), becomes non-dumpable,
+// and empties its bounding set. A process of the sandbox runs as root
+// without CAP_KILL, so it may signal only processes of uid 0: not a keeper.
+// It cannot trace a keeper or open its /proc/PID/fd, mem or environ: those
+// need a dumpable target whose capabilities the caller holds too. It can
+// list the numbers in a keeper's /proc/PID/fd (a non-dumpable process's
+// /proc entries belong to root) and read its status and cmdline, nothing
+// more. Why the four capabilities are safe: the container's bounding set
+// holds them, but no command gets them (each keeper empties its own bounding
+// set before starting one, and no-new-privileges stops file capabilities
+// and setuid binaries); the only other holder is docker-init (pid 1), which
+// a capability-less process cannot trace and whose fatal signals the kernel
+// drops from inside its namespace; the signals it forwards reach "alive",
+// which ignores them. An exec the engine starts without the keeper (a
+// docker exec by an operator) would hold them: the provider never does.
+//
+// An image whose USER is not root gives the keeper no capabilities: it then
+// runs as before, unprotected (the exec's tree is killed as the keeper's
+// descendants, which a command that kills the keeper escapes), and
+// exclusive is refused as invalid_request.
 //
 // # Exec
 //
@@ -82,12 +116,22 @@
 // itself, and kills the tree when its control stream ends (the resident died
 // or dropped the connection), so nothing of an exec outlives its owner.
 //
+// Exclusive (ExecRequest.Exclusive): the keeper first kills every process
+// that carries any exec's mark, the services of execs that ended included,
+// then starts the command, whose output and status are then its own; see
+// "What a host can trust" in docs/protocol.md for what a plain exec's are.
+//
 // OOM: an exec that ends with 137 while the sandbox's cgroup OOM-kill counter
 // grew (the keeper reads it at start; a short exec reads it again) has
 // ExitStatus.OOMKilled set. An OOM kill of a concurrent exec in the same
 // sandbox in that window counts too.
 //
-// Known limit: if the connection to the engine drops mid-exec while the
+// Known limits: a keeper is root for the instant between its start and its
+// switch to KeeperUID (before the command exists), and a process of the
+// sandbox that kills or stops it then makes that exec fail (transient, a
+// stopped one once the start's 30s bound passes); the
+// corrupted-stream and bad-status cases are transient too (wait.go,
+// exec.go). If the connection to the engine drops mid-exec while the
 // engine stays up, the engine itself records the exec as exited with 126;
 // the keeper kills the tree.
 //

@@ -45,6 +45,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if req.Stdin {
 		cmd = append(cmd, "-stdin")
 	}
+	if req.Exclusive {
+		cmd = append(cmd, "-exclusive")
+	}
 	if d, ok := ctx.Deadline(); ok {
 		// The keeper enforces the deadline itself too: it holds even when
 		// the engine or the resident cannot reach it any more.
@@ -143,6 +146,11 @@ type keeperStatus struct {
 // parseStatus reads "<prefix>ok <oom>" or "<prefix>err <kind> <message>".
 func parseStatus(line []byte) (keeperStatus, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), keeperproto.StatusPrefix)
+	if len(line) == 0 {
+		// The keeper ended without a word: killed before it could protect
+		// itself (a process of the sandbox can, in that first instant).
+		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec: the sandbox helper ended before the command started")
+	}
 	if !ok {
 		// Not the keeper talking: the runtime could not start it at all
 		// (its volume is gone, or the image's architecture differs).
@@ -160,7 +168,10 @@ func parseStatus(line []byte) (keeperStatus, error) {
 		kind, msg, _ := strings.Cut(rest, " ")
 		return keeperStatus{}, protocol.Errorf(protocol.Kind(kind), "%s", msg)
 	}
-	return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper: bad status %q", rest)
+	// A keeper line that says neither: the stream is not what the keeper
+	// wrote. Transient like a corrupted stream (wait.go); the connection is
+	// dropped, so the keeper kills whatever it started.
+	return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec stream corrupted: bad keeper status %q", rest)
 }
 
 // runKeeper runs a short keeper command in a sandbox and returns its

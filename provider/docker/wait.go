@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,9 @@ func (pr *process) wait() (provider.ExitStatus, error) {
 			time.Sleep(pause)
 			pause = min(pause*2, t.poll)
 		}
+		if streamEnded && errors.Is(pr.demux.Err(), errStreamCorrupt) {
+			return pr.corrupted()
+		}
 		attempt := time.Now()
 		ctx, cancel := context.WithTimeoutCause(context.Background(), min(t.api, t.engineGrace), errEngineTimeout)
 		ins, err := pr.p.cli.ExecInspect(ctx, pr.exec, client.ExecInspectOptions{})
@@ -96,6 +100,16 @@ func (pr *process) wait() (provider.ExitStatus, error) {
 			}()
 		}
 	}
+}
+
+// corrupted ends an exec whose stream broke the framing: the kill frame,
+// then finish closes the connection, and the keeper, whose control stream
+// ends, kills every process of the exec. Only this exec: its stream is its
+// own. Transient, because the host may run the command again; it says
+// nothing about how the command did.
+func (pr *process) corrupted() (provider.ExitStatus, error) {
+	pr.kill()
+	return provider.ExitStatus{}, protocol.Errorf(protocol.KindTransient, "exec: %v; the exec was killed", pr.demux.Err())
 }
 
 // drain lets buffered output through after the main process exited: until

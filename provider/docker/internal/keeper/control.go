@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -24,8 +25,11 @@ func childStdin(want bool) (*os.File, *os.File, error) {
 // behind data is still read unless the child stops reading its stdin AND the
 // queue fills (then the provider's "keeper kill" exec is the way in). A raw
 // EOF means the provider's connection is gone: nobody can collect output or
-// stop the exec any more, so the tree is killed.
-func control(feed *os.File, k *treeKiller) {
+// stop the exec any more, so the tree is killed. So does a frame that is
+// not one (unknown type, oversized, cut short): the stream is no longer the
+// provider's, so nothing more it seems to say can be trusted, and the exec
+// ends at once, as killed, saying why on stderr.
+func control(in io.Reader, feed *os.File, k *treeKiller) {
 	queue := make(chan []byte, 64)
 	var wg sync.WaitGroup
 	if feed != nil {
@@ -43,11 +47,12 @@ func control(feed *os.File, k *treeKiller) {
 	closeFeed := sync.OnceFunc(func() { close(queue) })
 	defer closeFeed()
 	for {
-		typ, payload, err := keeperproto.ReadFrame(os.Stdin)
+		typ, payload, err := keeperproto.ReadFrame(in)
 		if err != nil {
-			if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) {
-				k.trigger()
+			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
+				fmt.Fprintf(os.Stderr, "resident: keeper: corrupted control frame (%v): exec killed\n", err)
 			}
+			k.trigger()
 			return
 		}
 		switch typ {
@@ -59,6 +64,10 @@ func control(feed *os.File, k *treeKiller) {
 			closeFeed()
 		case keeperproto.FrameKill:
 			k.trigger()
+		default:
+			fmt.Fprintf(os.Stderr, "resident: keeper: unexpected control frame type %#x: exec killed\n", typ)
+			k.trigger()
+			return
 		}
 	}
 }

@@ -5,10 +5,11 @@
 //
 //   - alive: a long-running command with an optional lifetime, so the
 //     sandbox stops by itself even when the resident is gone;
-//   - run: start one exec as a child subreaper, so every process the exec
-//     spawns (daemonized or not) stays in a tree the keeper can kill, and
-//     report "started" or a clean start error before any output;
-//   - kill: kill such a tree from a second exec (the fallback path);
+//   - run: start one exec with its mark (a group no command can drop), so
+//     every process the exec spawns (daemonized, orphaned or not) can be
+//     found and killed, and report "started" or a clean start error before
+//     any output; from a uid of its own that no command can signal;
+//   - kill: kill such an exec from a second exec (the fallback path);
 //   - ls / cat: browse a mounted volume without following any symlink
 //     (internal/beneath), for the store, and end with the request that
 //     asked (-lease: stdin's end);
@@ -23,6 +24,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +45,7 @@ func main() {
 	case keeperproto.CmdKill:
 		os.Exit(killCmd(args))
 	case keeperproto.CmdOOM:
+		mustProtect()
 		fmt.Println(oomKills())
 	case keeperproto.CmdLs:
 		os.Exit(ls(args))
@@ -60,11 +63,25 @@ func fail(msg string) {
 	os.Exit(2)
 }
 
+// mustProtect makes a keeper that needs no capability unreachable from the
+// sandbox (see protect), holding none.
+func mustProtect() {
+	if _, _, err := protect(); err != nil {
+		fail("keeper: " + err.Error())
+	}
+}
+
 // alive keeps the sandbox's init (docker-init) busy: it is the container's
-// command. With a lifetime it exits 0 after that many seconds, which stops
-// the container even if no resident is left to do it. SIGTERM (docker stop)
-// ends it at once through the default action: it installs no handlers.
+// command, protected (no process of the sandbox can signal it) and holding
+// no capability. With a lifetime it exits 0 after that many seconds, which
+// stops the container even if no resident is left to do it. It ignores
+// every signal: docker-init forwards to it whatever it gets, and a process
+// of the sandbox may signal docker-init (both are root), so a default
+// action would let any command stop the sandbox. The engine stops the
+// container with SIGKILL instead (its StopSignal, see create.go).
 func alive(args []string) {
+	mustProtect()
+	signal.Ignore()
 	secs := int64(0)
 	if len(args) > 0 {
 		n, err := strconv.ParseInt(args[0], 10, 64)

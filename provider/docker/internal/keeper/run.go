@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -17,16 +16,19 @@ import (
 
 const prSetChildSubreaper = 36
 
-// run starts argv as its child and waits for it. Its exit code is the
-// child's (128+n for signal n); after a kill it is KilledExitCode. The exec's
-// main process, as Docker sees it, is the keeper, so the exec counts as done
-// the moment the child exits, whatever background descendants still hold
-// stdout.
+// run starts argv as its child and waits for it. The child runs as the
+// exec was started (root, the image's groups) plus the run's mark, with no
+// capability; the keeper itself, protected, goes on as KeeperUID. Its exit
+// code is the child's (128+n for signal n); after a kill it is
+// KilledExitCode. The exec's main process, as Docker sees it, is the
+// keeper, so the exec counts as done the moment the child exits, whatever
+// background descendants still hold stdout.
 func run(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	_ = fs.String("token", "", "identifies this run to 'keeper kill'")
+	token := fs.String("token", "", "identifies this run to 'keeper kill'; its mark derives from it")
 	cwd := fs.String("cwd", "", "working directory")
 	withStdin := fs.Bool("stdin", false, "give the child the data frames as stdin")
+	exclusive := fs.Bool("exclusive", false, "kill every process of every other exec before starting")
 	deadlineMS := fs.Int64("deadline-ms", 0, "kill the tree after this many milliseconds")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		status("err", keeperproto.KindInvalidRequest, "keeper run: bad arguments")
@@ -35,26 +37,28 @@ func run(args []string) int {
 	argv := fs.Args()
 
 	// As a subreaper, orphans of the exec (a daemonized grandchild, a
-	// setsid'd shell) are reparented to the keeper instead of to init, so the
-	// tree under the keeper is always the whole exec.
+	// setsid'd shell) are reparented to the keeper instead of to init, so
+	// they are reaped here; the kill finds them by their mark.
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		status("err", keeperproto.KindInternal, "keeper: prctl(PR_SET_CHILD_SUBREAPER): "+e.Error())
 		return 126
 	}
-	if *cwd != "" {
-		if err := os.Chdir(*cwd); err != nil {
-			kind := keeperproto.KindInvalidRequest
-			if errors.Is(err, os.ErrNotExist) {
-				kind = keeperproto.KindNotFound
-			}
-			status("err", kind, fmt.Sprintf("exec cwd %q: %v", *cwd, unwrapPathError(err)))
-			return 126
-		}
+	// The work directory and the executable are checked with the exec's
+	// own rights, before the keeper gives them up.
+	bin, code := enter(*cwd, argv[0])
+	if code != 0 {
+		return code
 	}
-	bin, err := lookPath(argv[0], os.Getenv("PATH"))
+	// Then at once, before the command exists: from here on no process of
+	// the sandbox can signal, trace or open this one.
+	id, protected, err := protect(capKill, capSetuid, capSetgid)
 	if err != nil {
-		status("err", keeperproto.KindInvalidRequest, err.Error())
-		return 127
+		status("err", keeperproto.KindInternal, "keeper: "+err.Error())
+		return 126
+	}
+	mark, code := markOf(*token, protected, *exclusive)
+	if code != 0 {
+		return code
 	}
 	childIn, feed, err := childStdin(*withStdin)
 	if err != nil {
@@ -64,7 +68,13 @@ func run(args []string) int {
 	// One P: a second one only adds spinning threads, which would count
 	// against the pids limit too.
 	runtime.GOMAXPROCS(1)
-	killer := newTreeKiller()
+	killer := newTreeKiller(func() { killTree(os.Getpid()) })
+	if protected {
+		killer = newTreeKiller(func() { killMarked(hasMark(mark)) })
+	}
+	if *exclusive {
+		killMarked(anyMark)
+	}
 	// Before the threads are counted: os/signal's first Notify gives the
 	// runtime a goroutine locked to a thread of its own for good, a thread
 	// made late (after "ok") unless it is made now.
@@ -74,12 +84,19 @@ func run(args []string) int {
 	reserveThreads(runThreads)
 	status("ok", fmt.Sprint(oomKills()), "")
 
+	// Its own process group, so "kill 0" in the exec cannot hit the
+	// keeper (which it could not signal anyway once protected).
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if protected {
+		// Back to who the exec was started as, plus the mark. The keeper's
+		// bounding set is empty, so the command gains no capability at
+		// execve and can never drop the mark.
+		sys.Credential = &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: withMark(id.groups, mark)}
+	}
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
 		Env:   os.Environ(),
 		Files: []*os.File{childIn, os.Stdout, os.Stderr},
-		// Its own process group, so "kill 0" in the exec cannot hit the
-		// keeper.
-		Sys: &syscall.SysProcAttr{Setpgid: true},
+		Sys:   sys,
 	})
 	childIn.Close()
 	if errors.Is(err, syscall.EAGAIN) {
@@ -91,13 +108,13 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "resident: exec %q: %v\n", argv[0], err)
 		return 126
 	}
-	go control(feed, killer)
+	go control(os.Stdin, feed, killer)
 	if *deadlineMS > 0 {
 		time.AfterFunc(time.Duration(*deadlineMS)*time.Millisecond, killer.trigger)
 	}
 	go killer.loop()
 
-	code := reap(proc.Pid)
+	code = reap(proc.Pid)
 	if killer.wait() {
 		return keeperproto.KilledExitCode
 	}
@@ -134,36 +151,4 @@ func status(word, a, b string) {
 		line += " " + strings.ReplaceAll(b, "\n", " ")
 	}
 	_, _ = os.Stdout.WriteString(line + "\n")
-}
-
-// lookPath resolves argv[0] the way execvp does, with the exec's PATH.
-func lookPath(name, pathEnv string) (string, error) {
-	if strings.Contains(name, "/") {
-		if executable(name) {
-			return name, nil
-		}
-		return "", fmt.Errorf("exec %q: not an executable file", name)
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
-		}
-		if p := filepath.Join(dir, name); executable(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("exec %q: executable file not found in $PATH", name)
-}
-
-func executable(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -3,31 +3,37 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
-// treeKiller kills the keeper's whole process tree once triggered, from
+// treeKiller kills every process of the exec once triggered, from
 // whichever path triggers first (kill frame, deadline, lost connection,
-// signal). The keeper exits only after the tree is gone.
+// signal, a corrupted control frame). The keeper exits only after they are
+// gone. kill is killMarked for the exec's mark, or, in a keeper that could
+// not protect itself (no marks), killTree below the keeper.
 type treeKiller struct {
 	once  sync.Once
+	kill  func()
 	start chan struct{}
 	done  chan struct{}
 }
 
-func newTreeKiller() *treeKiller {
-	return &treeKiller{start: make(chan struct{}), done: make(chan struct{})}
+func newTreeKiller(kill func()) *treeKiller {
+	return &treeKiller{kill: kill, start: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (k *treeKiller) trigger() { k.once.Do(func() { close(k.start) }) }
 
 func (k *treeKiller) loop() {
 	<-k.start
-	killTree(os.Getpid())
+	k.kill()
 	close(k.done)
 }
 
@@ -43,10 +49,12 @@ func (k *treeKiller) wait() bool {
 }
 
 // killTree stops and kills every live descendant of root until none is
-// left. Stopping first keeps a forking process from adding children between
-// the listing and the kill; each round catches what the last one missed.
-// Nothing can leave the tree: root is a subreaper, so orphans come back to
-// it, and a setsid or a new process group changes nothing about parentage.
+// left: the kill of a keeper without marks (see protect). Stopping first
+// keeps a forking process from adding children between the listing and
+// the kill; each round catches what the last one missed. Orphans stay in
+// the tree (root is a subreaper) and setsid changes nothing about
+// parentage, but a process that kills root (an unprotected keeper can be
+// killed) takes its descendants out of reach: marks have no such hole.
 func killTree(root int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -120,9 +128,14 @@ func procStat(pid int) (ppid int, state byte, ok bool) {
 	return ppid, fields[0][0], err == nil
 }
 
-// killCmd finds the "run" keeper started with -token T and kills its tree:
-// the fallback when the kill frame cannot reach it.
+// killCmd finds the "run" keeper started with -token T and kills its tree,
+// and every process carrying the run's mark (even once that keeper is
+// gone): the fallback when the kill frame cannot reach it.
 func killCmd(args []string) int {
+	if _, _, err := protect(capKill); err != nil {
+		fmt.Fprintln(os.Stderr, "keeper kill:", err)
+		return 1
+	}
 	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
 	token := fs.String("token", "", "the run to kill")
 	if err := fs.Parse(args); err != nil || *token == "" {
@@ -143,6 +156,9 @@ func killCmd(args []string) int {
 		}
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 		killTree(pid)
+	}
+	if mark, ok := keeperproto.Mark(*token); ok {
+		killMarked(hasMark(mark))
 	}
 	return 0
 }

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "7d656e6eccab1761619909e2892c7addd27517f5263b23ff28e097a10c10d217"
+const BuiltFrom = "32b3fa031d83ebd989ca9840dd5cd925434a5d736c20d492508314fb281bb505"

@@ -23,13 +23,63 @@ const StoreRoot = "/v"
 // Subcommands (argv[1]).
 const (
 	CmdAlive = "alive" // alive SECONDS: keep the sandbox up (0 = until stopped)
-	CmdRun   = "run"   // run -token T [-cwd D] [-stdin] [-deadline-ms N] -- argv...
+	CmdRun   = "run"   // run -token T [-cwd D] [-stdin] [-exclusive] [-deadline-ms N] -- argv...
 	CmdKill  = "kill"  // kill -token T: kill the tree of the run with that token
 	CmdOOM   = "oom"   // oom: print the cgroup's OOM-kill counter (-1 if unknown)
 	CmdLs    = "ls"    // ls [-lease] -limit N -- PATH: JSON listing of StoreRoot/PATH
 	CmdCat   = "cat"   // cat [-lease] -- PATH: Header line, then the bytes of StoreRoot/PATH
 	CmdPut   = "put"   // put [-mode OCTAL] -- PATH: stdin's bytes to PATH; a Header line
 )
+
+// Every process an exec starts carries its mark: a supplementary group id
+// unique to the exec, derived from the run token, in [MarkBase,
+// MarkBase+MarkSpan). The command runs without capabilities, so neither it
+// nor any descendant can drop the mark (setgroups needs CAP_SETGID),
+// whatever it does to its ancestry: the tree kill is "every process whose
+// groups hold the mark", and "exclusive" kills every process holding any
+// mark. No image gives these gids meaning; they stay below 2^31.
+const (
+	MarkBase uint32 = 0x60000000
+	MarkSpan uint32 = 1 << 28
+)
+
+// KeeperUID is the uid (and gid) every keeper switches to before anything of
+// the sandbox runs beside it: a process of the sandbox runs as root without
+// CAP_KILL, and may signal only processes of its own uid, so it cannot kill
+// a keeper; nor, the keeper being non-dumpable and holding capabilities it
+// lacks, trace it or open its descriptors. Outside the mark range.
+const KeeperUID = 0x5ffffff0
+
+// Mark is the mark of the run with this token: the token's first 28 bits
+// (it is random hex) above MarkBase. ok is false for a token that is not
+// hex of at least 7 digits.
+func Mark(token string) (mark uint32, ok bool) {
+	if len(token) < 7 {
+		return 0, false
+	}
+	var n uint32
+	for _, c := range token[:7] {
+		d, ok := hexDigit(c)
+		if !ok {
+			return 0, false
+		}
+		n = n<<4 | d
+	}
+	return MarkBase + n%MarkSpan, true
+}
+
+// IsMark reports whether gid is in the mark range.
+func IsMark(gid uint32) bool { return gid >= MarkBase && gid-MarkBase < MarkSpan }
+
+func hexDigit(c rune) (uint32, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return uint32(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return uint32(c-'a') + 10, true
+	}
+	return 0, false
+}
 
 // StatusPrefix starts the first line a "run" keeper writes on stdout, before
 // the child exists: "\x00resident-keeper ok <oomcount>\n" when the child is
@@ -93,6 +143,7 @@ const (
 	KindNotFound       = "not_found"
 	KindInvalidRequest = "invalid_request"
 	KindInternal       = "internal"
+	KindTransient      = "transient"
 )
 
 // Header is the first line of "cat" output, and the whole output of "ls"
