@@ -42,12 +42,16 @@ type Provider struct {
 	volumeMeta string // StateDir/local/volume-meta: created_at of each volume
 	trash      string // StateDir/local/trash: sandboxes being removed
 
-	mu      sync.Mutex
-	closed  bool
-	running map[string]map[*process]struct{} // sandbox id -> live execs
-	groups  map[string]map[int]uint64        // sandbox id -> process groups it had -> leader start time
-	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
-	wg      sync.WaitGroup                   // lifetime callbacks in flight
+	isolateOnce sync.Once
+	bwrap       string // bwrap's path once found working; "" runs execs unisolated
+
+	mu         sync.Mutex
+	closed     bool
+	running    map[string]map[*process]struct{}      // sandbox id -> live execs
+	groups     map[string]map[int]uint64             // sandbox id -> process groups it had (unisolated) -> leader start time
+	namespaces map[string]map[*pidNamespace]struct{} // sandbox id -> pid namespaces that may still hold processes
+	timers     map[string]*time.Timer                // sandbox id -> lifetime timer
+	wg         sync.WaitGroup                        // lifetime callbacks in flight
 }
 
 // New builds a local provider keeping its state under cfg.StateDir/local.
@@ -70,6 +74,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		trash:      filepath.Join(base, "trash"),
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
+		namespaces: map[string]map[*pidNamespace]struct{}{},
 		timers:     map[string]*time.Timer{},
 	}
 	if p.log == nil {
