@@ -23,6 +23,9 @@ func harness(t *testing.T) providertest.Harness {
 	state := t.TempDir()
 	return providertest.Harness{
 		New: func(t *testing.T) provider.Provider { return open(t, state) },
+		// Wherever bwrap is installed local promises a pid namespace per
+		// exec and exclusive execs; elsewhere the hostile cases skip.
+		Isolated: bwrapInstalled(),
 		// Image stays empty: local records it and runs host binaries.
 		Volume: func(t *testing.T, name string, files map[string]string) {
 			for rel, content := range files {

@@ -30,6 +30,11 @@ type Harness struct {
 	// Volume seeds a store volume with files (path -> content; parents are
 	// created). Nil when the provider has no store.
 	Volume func(t *testing.T, name string, files map[string]string)
+	// Isolated says the provider promises that no exec can see the test's
+	// own process (a pid namespace or container of its own) and that it
+	// honours exclusive execs: the hostile cases then fail instead of
+	// skipping where an exec could.
+	Isolated bool
 }
 
 // OwnerKey is the owner tag key the suite uses, as the resident builds it
@@ -46,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
+	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite
