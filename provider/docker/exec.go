@@ -106,6 +106,11 @@ func validateExec(req provider.ExecRequest) error {
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
 	}
+	if req.Exclusive {
+		// Until the keeper can stop every other process of a sandbox, an
+		// exclusive exec is refused: it must never run beside others.
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec: exclusive is not supported by the docker provider yet")
+	}
 	for _, a := range append(slices.Clone(req.Argv), req.Cwd) {
 		if strings.ContainsRune(a, 0) {
 			return protocol.Errorf(protocol.KindInvalidRequest, "exec: argv and cwd must not contain NUL")
