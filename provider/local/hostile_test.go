@@ -137,3 +137,34 @@ func uniqueSleeps() int {
 	}
 	return n
 }
+
+// TestExclusiveStopsWhatAnEarlierResidentLeft: a service started under an
+// earlier resident, which this one holds no handle on, is found by its
+// namespace's working directory and stopped before an exclusive exec.
+func TestExclusiveStopsWhatAnEarlierResidentLeft(t *testing.T) {
+	if !bwrapInstalled() {
+		t.Skip("bwrap is not installed: local refuses exclusive execs")
+	}
+	state := t.TempDir()
+	earlier := open(t, state)
+	id, err := earlier.Create(context.Background(), protocol.Spec{}, owner, nil)
+	must(t, err)
+	root := state + "/local/sandboxes/" + id + "/root"
+	r := start(t, earlier, id, provider.ExecRequest{Argv: []string{"sh", "-c", "(cd /; exec sleep 2000.4242) >/dev/null 2>&1 & echo started"}})
+	r.wait(t)
+	must(t, earlier.Close())
+	await(t, func() bool { return uniqueSleeps() == 1 }) // the service runs
+
+	later := open(t, state)
+	t.Cleanup(func() { later.Terminate(context.Background(), id) })
+	grader := start(t, later, id, provider.ExecRequest{Argv: []string{"sh", "-c", "echo graded"}, Exclusive: true})
+	if st := grader.wait(t); st.Code != 0 || grader.out() != "graded\n" {
+		t.Fatalf("exclusive exec: %+v, %q", st, grader.out())
+	}
+	if n := uniqueSleeps(); n != 0 {
+		t.Fatalf("%d services of the earlier resident ran beside the exclusive exec", n)
+	}
+	if left := processesIn(root); len(left) != 0 {
+		t.Fatalf("processes still work in the sandbox: %v", left)
+	}
+}

@@ -64,8 +64,12 @@ func (p *Provider) isolation() string {
 	return p.bwrap
 }
 
+// bwrapName is the program looked up on the resident's PATH (a test
+// names a missing one to play a machine without bubblewrap).
+var bwrapName = "bwrap"
+
 func probeBwrap() (string, error) {
-	path, err := exec.LookPath("bwrap")
+	path, err := exec.LookPath(bwrapName)
 	if err != nil {
 		return "", fmt.Errorf("bwrap not found: %w", err)
 	}
