@@ -145,6 +145,11 @@ func (p *Provider) Close() error {
 		t.Stop()
 		delete(p.timers, id)
 	}
+	for _, spaces := range p.namespaces {
+		for ns := range spaces {
+			ns.close() // let go, not kill: a later instance finds them by working directory
+		}
+	}
 	p.mu.Unlock()
 	p.wg.Wait()
 	return nil

@@ -68,7 +68,7 @@ func awaitCommand(initPID, bwrapPID int, deadline time.Time) bool {
 			return false
 		}
 		time.Sleep(pause)
-		pause = min(2*pause, time.Millisecond)
+		pause = min(2*pause, 250*time.Microsecond)
 	}
 	return false
 }
