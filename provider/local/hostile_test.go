@@ -168,3 +168,24 @@ func TestExclusiveStopsWhatAnEarlierResidentLeft(t *testing.T) {
 		t.Fatalf("processes still work in the sandbox: %v", left)
 	}
 }
+
+// TestAServiceCannotWriteIntoAnotherExecsStreams: a loop left by one exec
+// writes into every stdout and stderr it can find in /proc; an exec running
+// beside it, not exclusive, still gets only its own output, because it
+// runs in another pid namespace.
+func TestAServiceCannotWriteIntoAnotherExecsStreams(t *testing.T) {
+	p, id, _ := isolatedSandbox(t)
+	forger := `trap '' PIPE; exec >/dev/null 2>&1; while :; do
+  for f in /proc/[0-9]*/fd/1 /proc/[0-9]*/fd/2; do (printf FORGED > "$f") 2>/dev/null; done
+  echo x >> beats; sleep 0.02
+done`
+	start(t, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", "(" + forger + ") &"}}).wait(t)
+	r := start(t, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", `n=$(wc -l < beats); while [ $(wc -l < beats) -lt $((n+10)) ]; do sleep 0.02; done; echo mine`}})
+	st := r.wait(t)
+	r.mu.Lock()
+	out, errOut := r.stdout.String(), r.stderr.String()
+	r.mu.Unlock()
+	if st.Code != 0 || out != "mine\n" || errOut != "" {
+		t.Fatalf("exec beside a forging loop: %+v, stdout %q, stderr %q; want only its own output", st, out, errOut)
+	}
+}
