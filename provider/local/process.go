@@ -128,8 +128,9 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 	pid := cmd.Process.Pid
 	if p.running[sandboxID] == nil {
 		p.running[sandboxID] = map[*process]struct{}{}
+	}
+	if p.groups[sandboxID] == nil {
 		p.groups[sandboxID] = map[int]uint64{}
-		p.namespaces[sandboxID] = map[*pidNamespace]struct{}{}
 	}
 	p.running[sandboxID][pr] = struct{}{}
 	if !pr.isolated {

@@ -77,6 +77,9 @@ func awaitCommand(initPID, bwrapPID int, deadline time.Time) bool {
 // writer is gone by then (the resident closed its copies), so the read ends.
 func (p *Provider) setupFailed(pr *process, errR *os.File) error {
 	pr.killTree() // only past the deadline is it still running
+	pr.mu.Lock()
+	pr.exited = true // reaped next: its pid is no longer ours to signal
+	pr.mu.Unlock()
 	_ = pr.cmd.Wait()
 	_ = errR.SetReadDeadline(time.Now().Add(time.Second))
 	msg, _ := io.ReadAll(io.LimitReader(errR, 4096))
