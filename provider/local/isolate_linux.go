@@ -36,9 +36,10 @@ var sandboxCaps = []string{
 // Killing that pid 1 kills the whole namespace: nothing in it can escape by
 // setsid or double fork, and nothing in it can see or signal a process
 // outside (SIGKILL to its own pid 1 from inside is ignored by the kernel).
-// statusFD is where bwrap reports that pid 1 and the command's start. The filesystem
-// is the host's (--dev-bind / /): local does not isolate files yet.
-// Not --die-with-parent: it would kill a service when the outer bwrap exits.
+// statusFD is where bwrap reports that pid 1 and the command's start. The
+// filesystem is the host's (--dev-bind / /): local does not isolate files
+// yet. Not --die-with-parent: it would kill a service when the outer bwrap
+// exits.
 func bwrapArgs(bwrap string, statusFD int, argv []string) []string {
 	args := []string{bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
 		"--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL"}
@@ -55,6 +56,9 @@ func bwrapArgs(bwrap string, statusFD int, argv []string) []string {
 func (p *Provider) isolation() string {
 	p.isolateOnce.Do(func() {
 		path, err := probeBwrap()
+		for attempt := 1; err != nil && path != "" && attempt < setupAttempts; attempt++ {
+			path, err = probeBwrap() // a failed setup can be a reason of the moment
+		}
 		if err != nil {
 			p.log.Warn("local execs run UNISOLATED: a command can signal the resident and escape the tree kill; install "+bwrapPackage, zap.Error(err))
 			return
@@ -68,6 +72,8 @@ func (p *Provider) isolation() string {
 // names a missing one to play a machine without bubblewrap).
 var bwrapName = "bwrap"
 
+// probeBwrap runs bwrap once as every exec will. It returns bwrap's path
+// with the error when bwrap exists but failed, so that a retry makes sense.
 func probeBwrap() (string, error) {
 	path, err := exec.LookPath(bwrapName)
 	if err != nil {
@@ -80,7 +86,7 @@ func probeBwrap() (string, error) {
 	defer info.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := bwrapArgs(path, 3, []string{"true"})
+	args := bwrapArgs(path, statusFD, []string{"true"})
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.ExtraFiles = []*os.File{w}
@@ -89,13 +95,13 @@ func probeBwrap() (string, error) {
 	err = cmd.Run()
 	_ = w.Close()
 	if err != nil {
-		return "", fmt.Errorf("%s does not work here: %w: %s", path, err, strings.TrimSpace(out.String()))
+		return path, fmt.Errorf("%s does not work here: %w: %s", path, err, strings.TrimSpace(out.String()))
 	}
 	dec := json.NewDecoder(info)
 	var ns namespaceInfo
 	var exit exitDocument
 	if dec.Decode(&ns) != nil || ns.InitPID <= 0 || dec.Decode(&exit) != nil || exit.ExitCode == nil {
-		return "", fmt.Errorf("%s: no status report on --json-status-fd", path)
+		return path, fmt.Errorf("%s: no status report on --json-status-fd", path)
 	}
 	return path, nil
 }
