@@ -97,14 +97,14 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	if waitErr != nil {
 		return nil, waitErr
 	}
+	// Killed: by the host's exec/kill, or by the provider to make room for
+	// an exclusive exec in the same sandbox.
 	cause := context.Cause(execCtx)
 	return &protocol.ExecResult{
-		ExitCode:  status.Code,
-		Signal:    status.Signal,
-		OOMKilled: status.OOMKilled,
-		TimedOut:  errors.Is(cause, errExecTimeout),
-		// Killed by the host's exec/kill, or by the provider to make room
-		// for an exclusive exec in the same sandbox.
+		ExitCode:      status.Code,
+		Signal:        status.Signal,
+		OOMKilled:     status.OOMKilled,
+		TimedOut:      errors.Is(cause, errExecTimeout),
 		Killed:        errors.Is(cause, errExecKilled) || status.Killed,
 		StdoutBytes:   out.total,
 		StderrBytes:   errOut.total,
