@@ -100,6 +100,7 @@ type ExecParams struct {
 	Cwd       string            `json:"cwd,omitempty"`
 	TimeoutS  float64           `json:"timeout_s,omitempty"`
 	Stdin     bool              `json:"stdin,omitempty"`
+	Exclusive bool              `json:"exclusive,omitempty"`
 	ExecID    string            `json:"exec_id"`
 }
 

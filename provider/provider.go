@@ -87,11 +87,17 @@ type SecretPolicy struct {
 // minimal PATH and HOME, then the sandbox's spec env, then Env (later wins).
 // The provider never adds its own process environment.
 type ExecRequest struct {
-	Argv      []string
-	Env       map[string]string
-	Cwd       string
-	Stdin     bool
-	Exclusive bool // before the command starts, every process of every other exec in the sandbox is killed
+	Argv  []string
+	Env   map[string]string
+	Cwd   string
+	Stdin bool
+	// Exclusive asks that every other process of the sandbox (other execs,
+	// and what earlier execs left running) be killed before this command
+	// starts, so that nothing else is running beside it when it does: a
+	// trusted grader's output is then its own. Killed execs end as killed
+	// (ExitStatus.Killed) with their output so far. A provider that cannot
+	// honour it refuses the exec with a typed error; it never ignores it.
+	Exclusive bool
 }
 
 // Process is a running exec. Stdout and Stderr are read until EOF by the
@@ -115,6 +121,9 @@ type ExitStatus struct {
 	Signal string
 	// OOMKilled is set when the memory limit killed the process.
 	OOMKilled bool
+	// Killed is set when the provider killed the process to run an
+	// exclusive exec in its sandbox: the host then sees it as killed.
+	Killed bool
 }
 
 // Store is the optional persistent store: named volumes a host can browse

@@ -99,7 +99,7 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	defer stopTimer()
 
 	start := time.Now()
-	proc, err := s.prov.Exec(execCtx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin})
+	proc, err := s.prov.Exec(execCtx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive})
 	if err != nil {
 		return nil, err
 	}
@@ -117,13 +117,15 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	if waitErr != nil {
 		return nil, waitErr
 	}
+	// Killed: by the host's exec/kill, or by the provider to make room for
+	// an exclusive exec in the same sandbox.
 	cause := context.Cause(execCtx)
 	return &protocol.ExecResult{
 		ExitCode:      status.Code,
 		Signal:        status.Signal,
 		OOMKilled:     status.OOMKilled,
 		TimedOut:      errors.Is(cause, errExecTimeout),
-		Killed:        errors.Is(cause, errExecKilled),
+		Killed:        errors.Is(cause, errExecKilled) || status.Killed,
 		StdoutBytes:   out.total,
 		StderrBytes:   errOut.total,
 		StdoutDropped: out.dropped,

@@ -177,3 +177,31 @@ func allBytes() string {
 	}
 	return string(b)
 }
+
+// TestExecExclusiveReachesTheProvider: exclusive is carried to the provider,
+// and an exec the provider killed to make room for an exclusive one answers
+// killed: true.
+func TestExecExclusiveReachesTheProvider(t *testing.T) {
+	h := startHost(t, newFake())
+	h.initialize(nil)
+	box := newBox(t, h)
+
+	var res protocol.ExecResult
+	p := execParams(box, "grader", "exclusive")
+	p["exclusive"] = true
+	h.call(protocol.MethodSandboxExec, p, &res)
+	if got := h.output("grader", "stdout"); got != "exclusive=true" || res.Killed {
+		t.Fatalf("exclusive exec: stdout %q, %+v", got, res)
+	}
+	h.call(protocol.MethodSandboxExec, execParams(box, "plain", "exclusive"), &res)
+	if got := h.output("plain", "stdout"); got != "exclusive=false" {
+		t.Fatalf("exec without exclusive: stdout %q", got)
+	}
+	h.call(protocol.MethodSandboxExec, execParams(box, "evicted", "exclusive", "evicted"), &res)
+	if !res.Killed || res.TimedOut || res.ExitCode != 137 || res.Signal != "SIGKILL" {
+		t.Fatalf("exec killed for an exclusive one: %+v, want killed: true", res)
+	}
+	p = execParams(box, "typed", "echo")
+	p["exclusive"] = "yes"
+	h.callErr(protocol.MethodSandboxExec, p, protocol.KindInvalidRequest)
+}

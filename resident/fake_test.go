@@ -241,6 +241,11 @@ func (f *fakeProvider) Exec(ctx context.Context, id string, req provider.ExecReq
 			return
 		case "exit":
 			fmt.Sscan(args[0], &p.status.Code)
+		case "exclusive": // reports the flag, then ends as evicted if asked
+			fmt.Fprintf(outW, "exclusive=%v", req.Exclusive)
+			if len(args) > 0 && args[0] == "evicted" {
+				p.status = provider.ExitStatus{Code: 137, Signal: "SIGKILL", Killed: true}
+			}
 		}
 	}()
 	return p, nil

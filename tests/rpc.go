@@ -136,6 +136,8 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 		if (s.exit == want) == neg {
 			ts.Fatalf("resident exit code %d, want %s%d\nstderr:\n%s", s.exit, map[bool]string{true: "not ", false: ""}[neg], want, s.stderr.String())
 		}
+	case "pid": // RESIDENT_PID: the current resident's pid, for host-side checks
+		ts.Setenv("RESIDENT_PID", strconv.Itoa(current(ts).cmd.Process.Pid))
 	case "stderr":
 		ts.Stdout().Write([]byte(current(ts).stderr.String()))
 	case "stdout":

@@ -2,8 +2,8 @@
 // host and commands are ordinary host processes. It needs no daemon, which
 // makes it the default for development.
 //
-// Local isolates nothing. A sandbox process runs as the resident's user with
-// the host's filesystem, network and resources; image, network, cpus,
+// Local isolates almost nothing. A sandbox process runs as the resident's
+// user with the host's filesystem, network and resources; image, network, cpus,
 // memory_mb, read_only_root and pids_limit are recorded, not enforced, and a
 // read-only volume is refused because it cannot be honoured, and so is a
 // volume at an absolute path: a command that opens /data opens the host's
@@ -30,6 +30,14 @@
 //	volumes/<name>/            a store volume, linked into sandboxes at spec paths
 //	volume-meta/<name>.json    when the volume was created, and its owner tag
 //
-// Processes are tracked through /proc, so exec needs Linux; elsewhere the
-// package builds and everything but Exec works.
+// Where bubblewrap (bwrap) works, each exec runs in a pid namespace of its
+// own (isolate_linux.go): it sees and can signal only its own processes,
+// the tree kill kills the namespace, and a service an exec left is held
+// through a pidfd of the namespace's pid 1 until Terminate or an exclusive
+// exec kills it. If the resident itself is SIGKILLed, bwrap dies with it
+// but a namespace lives on until a later resident terminates the sandbox
+// (found by working directory, as every leftover is). Without bwrap, execs
+// run unisolated in process groups, tracked through /proc, and exclusive is
+// refused. Exec needs Linux; elsewhere the package builds and everything
+// but Exec works.
 package local

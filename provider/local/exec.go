@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -20,14 +23,20 @@ import (
 // container default, so commands resolve the same way they would in Docker.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// Exec runs argv as a host process in its own process group, in a directory
-// inside the sandbox. Completion is the main process's exit; see process.
+// Exec runs argv as a host process in a directory inside the sandbox: in a
+// pid namespace of its own under bwrap (see bwrapArgs), or, where bwrap is
+// missing, unisolated in its own process group. Completion is the main
+// process's exit; see process.
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	bwrap := p.isolation()
+	if req.Exclusive && bwrap == "" {
+		return nil, errUnisolatedExclusive
 	}
 	m, err := p.lookup(sandboxID)
 	if err != nil {
@@ -59,17 +68,35 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		// closed the descriptor dir names.
 		bin = "./" + rel
 	}
-	cmd := &exec.Cmd{
-		Path: bin,
-		Args: slices.Clone(req.Argv),
-		Env:  env,
-		Dir:  dir,
-		// Own group, so one signal reaches the whole job; Pdeathsig, so a
-		// resident that dies without cleaning up does not leave the main
-		// process running.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	opts := startOptions{stdin: req.Stdin, isolated: bwrap != "", exclusive: req.Exclusive}
+	for attempt := 1; ; attempt++ {
+		cmd := &exec.Cmd{
+			Path: bin,
+			Args: slices.Clone(req.Argv),
+			Env:  env,
+			Dir:  dir,
+			// Own group, so one signal reaches the whole job; Pdeathsig, so
+			// a resident that dies without cleaning up does not leave the
+			// main process running (isolated, that is bwrap: see the
+			// package doc).
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		}
+		if bwrap != "" {
+			// argv goes as the host gave it: bwrap finds argv[0] with the
+			// same PATH, from the same directory, as the lookPath above.
+			cmd.Path, cmd.Args = bwrap, bwrapArgs(bwrap, statusFD, req.Argv)
+		}
+		pr, err := p.start(ctx, sandboxID, cmd, opts)
+		var setupErr *setupError
+		if errors.As(err, &setupErr) && attempt < setupAttempts {
+			p.log.Info("exec: bwrap setup failed, trying again", zap.String("sandbox_id", sandboxID), zap.Error(err))
+			continue
+		}
+		if setupErr != nil {
+			return nil, protocol.Errorf(protocol.KindTransient, "exec: %w", err)
+		}
+		return pr, err
 	}
-	return p.start(ctx, sandboxID, cmd, req.Stdin)
 }
 
 // openDir opens the host's cwd as a directory inside the sandbox (or a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -88,6 +89,10 @@ func TestEnvIsExactlyPathAndHome(t *testing.T) {
 	got := strings.Split(strings.TrimSpace(r.out()), "\n")
 	slices.Sort(got)
 	want := []string{"HOME=" + root, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if bwrapInstalled() {
+		// bwrap sets PWD to the working directory, as a shell would.
+		want = append(want, "PWD="+root)
+	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("env = %q, want %q", got, want)
 	}
@@ -122,13 +127,12 @@ func TestLateReaderGetsBufferedOutput(t *testing.T) {
 // TestCancelKillsSetsidChild checks from the host's /proc that a child
 // that left the process group dies with the exec.
 func TestCancelKillsSetsidChild(t *testing.T) {
-	p, id, _ := sandbox(t, protocol.Spec{})
+	p, id, root := sandbox(t, protocol.Spec{})
 	c, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := startCtx(t, c, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", `setsid sh -c 'trap "" TERM; echo $$; exec sleep 300' & wait`}})
 	await(t, func() bool { return strings.HasSuffix(r.out(), "\n") })
-	pid, err := strconv.Atoi(strings.TrimSpace(r.out()))
-	must(t, err)
+	pid := hostPID(t, root, r.out())
 	if pgid, _ := syscall.Getpgid(pid); pgid != pid {
 		t.Fatalf("child %d did not leave the exec's process group (pgid %d)", pid, pgid)
 	}
@@ -143,11 +147,10 @@ func TestCancelKillsSetsidChild(t *testing.T) {
 // is no one's descendant any more; Terminate finds it by its working
 // directory.
 func TestTerminateKillsOrphans(t *testing.T) {
-	p, id, _ := sandbox(t, protocol.Spec{})
+	p, id, root := sandbox(t, protocol.Spec{})
 	r := start(t, p, id, provider.ExecRequest{Argv: []string{"sh", "-c", `(setsid sleep 300 >/dev/null 2>&1 & echo $!)`}})
 	r.wait(t)
-	pid, err := strconv.Atoi(strings.TrimSpace(r.out()))
-	must(t, err)
+	pid := hostPID(t, root, r.out())
 	if !alive(pid) {
 		t.Fatal("orphan not running before terminate")
 	}
@@ -156,6 +159,40 @@ func TestTerminateKillsOrphans(t *testing.T) {
 		t.Fatalf("Terminate = %v, %v", existed, err)
 	}
 	await(t, func() bool { return !alive(pid) })
+}
+
+// hostPID turns the pid a sandbox process printed, which is its pid in the
+// exec's own pid namespace when local isolates, into its pid on the host:
+// the process working in root whose innermost NSpid it is.
+func hostPID(t *testing.T, root, printed string) int {
+	t.Helper()
+	nspid := strings.TrimSpace(printed)
+	if _, err := strconv.Atoi(nspid); err != nil {
+		t.Fatalf("not a pid: %q", printed)
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
+		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" && f[len(f)-1] == nspid && strings.HasPrefix(cwd, root) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process %s works in %s", nspid, root)
+	return 0
+}
+
+// bwrapInstalled says whether local should run execs in pid namespaces:
+// it does wherever bwrap is installed (tests/run installs it).
+func bwrapInstalled() bool {
+	_, err := exec.LookPath("bwrap")
+	return err == nil
 }
 
 // alive reports whether pid runs (a zombie does not).

@@ -151,10 +151,11 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 		}
 		return false, fmt.Errorf("sandbox %s: remove: %w", id, err)
 	}
-	procs, groups := p.running[id], p.groups[id]
+	procs, groups, spaces := p.running[id], p.groups[id], p.namespaces[id]
 	delete(p.running, id)
 	delete(p.groups, id)
 	delete(p.ended, id)
+	delete(p.namespaces, id)
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)
@@ -163,7 +164,13 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	for pr := range procs {
 		pr.killTree()
 	}
+	for ns := range spaces {
+		ns.kill() // what finished execs left running
+	}
 	p.reap(aside, groups)
+	for ns := range spaces {
+		ns.close()
+	}
 	p.log.Info("sandbox "+reason, zap.String("sandbox_id", id))
 	return true, nil
 }

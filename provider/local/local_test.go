@@ -28,6 +28,9 @@ func harness(t *testing.T) providertest.Harness {
 	return providertest.Harness{
 		New:   func(t *testing.T) provider.Provider { return open(t, state) },
 		Plant: func(t *testing.T, tags map[string]string) string { return plant(t, state, tags) },
+		// Wherever bwrap is installed local promises a pid namespace per
+		// exec and exclusive execs; elsewhere the hostile cases skip.
+		Isolated: bwrapInstalled(),
 		// Image stays empty: local records it and runs host binaries.
 		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
 			seedFiles(t, state, name, files)

@@ -44,13 +44,17 @@ type Provider struct {
 	grants     []provider.VolumeGrant // volumes without an owner the operator allowed
 	trash      string                 // StateDir/local/trash: sandboxes being removed
 
-	mu      sync.Mutex
-	closed  bool
-	running map[string]map[*process]struct{} // sandbox id -> live execs
-	groups  map[string]map[int]uint64        // sandbox id -> process groups it had -> leader start time
-	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
-	ended   map[string]bool                  // sandbox ids whose lifetime ended: no exec may start
-	wg      sync.WaitGroup                   // lifetime callbacks in flight
+	isolateOnce sync.Once
+	bwrap       string // bwrap's path once found working; "" runs execs unisolated
+
+	mu         sync.Mutex
+	closed     bool
+	running    map[string]map[*process]struct{}      // sandbox id -> live execs
+	groups     map[string]map[int]uint64             // sandbox id -> process groups it had (unisolated) -> leader start time
+	namespaces map[string]map[*pidNamespace]struct{} // sandbox id -> pid namespaces that may still hold processes
+	timers     map[string]*time.Timer                // sandbox id -> lifetime timer
+	ended      map[string]bool                       // sandbox ids whose lifetime ended: no exec may start
+	wg         sync.WaitGroup                        // lifetime callbacks in flight
 }
 
 // New builds a local provider keeping its state under cfg.StateDir/local.
@@ -74,6 +78,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		grants:     slices.Clone(cfg.AllowVolumes),
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
+		namespaces: map[string]map[*pidNamespace]struct{}{},
 		timers:     map[string]*time.Timer{},
 		ended:      map[string]bool{},
 	}
@@ -144,6 +149,11 @@ func (p *Provider) Close() error {
 	for id, t := range p.timers {
 		t.Stop()
 		delete(p.timers, id)
+	}
+	for _, spaces := range p.namespaces {
+		for ns := range spaces {
+			ns.close() // let go, not kill: a later instance finds them by working directory
+		}
 	}
 	p.mu.Unlock()
 	p.wg.Wait()

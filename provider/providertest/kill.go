@@ -26,6 +26,7 @@ if command -v setsid >/dev/null 2>&1; then
   n=2
 fi
 echo "pid $$"
+ns=$(ls -l /proc/self/ns/pid); echo "pidns ${ns##*pid:}"
 echo "children $n"
 wait
 `
@@ -53,7 +54,7 @@ func runKill(t *testing.T, h Harness) {
 		if st := r.wait(t); st.Code == 0 {
 			t.Errorf("killed exec exited 0: %+v", st)
 		}
-		e.awaitDead(t, id, pids)
+		e.awaitDead(t, id, pidNamespaceIn(r.stdout.String()), pids)
 		// Give the would-be writers their chance, then prove they had none.
 		time.Sleep(time.Until(started.Add(3 * time.Second)))
 		if out := e.sh(id, "/work", "ls"); strings.Contains(out, "marker") {
@@ -98,10 +99,14 @@ func runKill(t *testing.T, h Harness) {
 
 // awaitDead waits until none of pids is a live process, asking the sandbox
 // itself (its /proc), so it works wherever the processes run. A zombie
-// counts as dead: it runs no code.
-func (e *env) awaitDead(t *testing.T, id string, pids []string) {
+// counts as dead: it runs no code. Pids mean something only in the pid
+// namespace they were read in: an exec that runs in another one (local
+// gives each exec its own) cannot check them, and the markers prove the
+// kill there instead.
+func (e *env) awaitDead(t *testing.T, id, pidns string, pids []string) {
 	t.Helper()
-	script := `for p in ` + strings.Join(pids, " ") + `; do
+	script := `ns=$(ls -l /proc/self/ns/pid); [ "${ns##*pid:}" = "` + pidns + `" ] || exit 0
+for p in ` + strings.Join(pids, " ") + `; do
   if [ -r /proc/$p/status ] && ! grep -q zombie /proc/$p/status; then echo "alive $p"; fi
 done`
 	var alive string
@@ -119,6 +124,15 @@ func pidsIn(out string) []string {
 		}
 	}
 	return pids
+}
+
+func pidNamespaceIn(out string) string {
+	for _, l := range lines(out) {
+		if ns, ok := strings.CutPrefix(l, "pidns "); ok {
+			return ns
+		}
+	}
+	return "unknown"
 }
 
 func drain(r io.Reader) { _, _ = io.Copy(io.Discard, r) }

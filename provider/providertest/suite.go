@@ -42,6 +42,11 @@ type Harness struct {
 	// another tool or an older resident might have left one), and removes
 	// it at the test's end. Nil skips the cases that need it.
 	Plant func(t *testing.T, tags map[string]string) (sandboxID string)
+	// Isolated says the provider promises that no exec can see the test's
+	// own process (a pid namespace or container of its own) and that it
+	// honours exclusive execs: the hostile cases then fail instead of
+	// skipping where an exec could.
+	Isolated bool
 }
 
 // OwnerKey is the owner tag key the suite uses, as the resident builds it
@@ -58,6 +63,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
+	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite

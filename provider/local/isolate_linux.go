@@ -1,0 +1,120 @@
+//go:build linux
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// bwrapPackage is what an operator installs to get isolated execs.
+const bwrapPackage = "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+
+// sandboxCaps is the capability set an exec keeps when the resident runs as
+// root: Docker's default set without CAP_MKNOD (local shares the host's
+// /dev). It leaves out CAP_SYS_ADMIN, so no exec can unmount its /proc to
+// reach the host's, and CAP_SYS_PTRACE.
+var sandboxCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+	"CAP_NET_RAW", "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE", "CAP_SETFCAP",
+}
+
+// bwrapArgs wraps argv so it runs in a pid namespace of its own, with a
+// fresh /proc that shows only that namespace. bwrap's own pid 1 reaps and
+// waits: the outer bwrap exits with the command's status as soon as the
+// command exits (completion stays the main process's exit), while a
+// background service it started keeps the namespace, and so itself, alive.
+// Killing that pid 1 kills the whole namespace: nothing in it can escape by
+// setsid or double fork, and nothing in it can see or signal a process
+// outside (SIGKILL to its own pid 1 from inside is ignored by the kernel).
+// statusFD is where bwrap reports that pid 1 and the command's start. The
+// filesystem is the host's (--dev-bind / /): local does not isolate files
+// yet. Not --die-with-parent: it would kill a service when the outer bwrap
+// exits.
+func bwrapArgs(bwrap string, statusFD int, argv []string) []string {
+	args := []string{bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
+		"--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL"}
+	for _, c := range sandboxCaps {
+		args = append(args, "--cap-add", c)
+	}
+	return append(append(args, "--"), argv...)
+}
+
+// isolation finds bwrap and checks that it works here (user namespaces may
+// be off, or /proc may not be mountable), once per provider. Without it
+// local runs execs unisolated, as it did before bwrap, and says so once:
+// the README's first command must work on a machine that lacks it.
+func (p *Provider) isolation() string {
+	p.isolateOnce.Do(func() {
+		path, err := probeBwrap()
+		for attempt := 1; err != nil && path != "" && attempt < setupAttempts; attempt++ {
+			path, err = probeBwrap() // a failed setup can be a reason of the moment
+		}
+		if err != nil {
+			p.log.Warn("local execs run UNISOLATED: a command can signal the resident and escape the tree kill; install "+bwrapPackage, zap.Error(err))
+			return
+		}
+		p.bwrap = path
+	})
+	return p.bwrap
+}
+
+// bwrapName is the program looked up on the resident's PATH (a test
+// names a missing one to play a machine without bubblewrap).
+var bwrapName = "bwrap"
+
+// probeBwrap runs bwrap once as every exec will. It returns bwrap's path
+// with the error when bwrap exists but failed, so that a retry makes sense.
+func probeBwrap() (string, error) {
+	path, err := exec.LookPath(bwrapName)
+	if err != nil {
+		return "", fmt.Errorf("bwrap not found: %w", err)
+	}
+	info, w, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	defer info.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := bwrapArgs(path, statusFD, []string{"true"})
+	cmd := exec.CommandContext(ctx, path, args[1:]...)
+	cmd.Env = []string{"PATH=" + defaultPath}
+	cmd.ExtraFiles = []*os.File{w}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	_ = w.Close()
+	if err != nil {
+		return path, fmt.Errorf("%s does not work here: %w: %s", path, err, strings.TrimSpace(out.String()))
+	}
+	dec := json.NewDecoder(info)
+	var ns namespaceInfo
+	var exit exitDocument
+	if dec.Decode(&ns) != nil || ns.InitPID <= 0 || dec.Decode(&exit) != nil || exit.ExitCode == nil {
+		return path, fmt.Errorf("%s: no status report on --json-status-fd", path)
+	}
+	return path, nil
+}
+
+// namespaceInfo is the first document bwrap writes to --json-status-fd,
+// right after it made the namespace: the host pid of its pid 1 and the
+// namespace's inode. A second one, {"exit-code": N}, follows at the end
+// only if the command was started, so a missing one means setup failed.
+type namespaceInfo struct {
+	InitPID int    `json:"child-pid"`
+	PidNS   uint64 `json:"pid-namespace"`
+}
+
+type exitDocument struct {
+	ExitCode *int `json:"exit-code"`
+}
