@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
@@ -62,7 +62,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	}
 	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return nil, classify(cctx, "exec start", err)
+		return nil, p.execRefused(ctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
 	st, err := proc.awaitStatus(cctx)
@@ -71,35 +71,11 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		if full := p.pidsExhausted(ctx, sandboxID); full != nil {
 			return nil, full
 		}
-		return nil, classify(cctx, "exec start", err)
+		return nil, p.execRefused(ctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc.oomBefore = st.oomKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
 	return proc, nil
-}
-
-// execCreateFailed explains a refused exec create. Whether the sandbox runs
-// is checked only here, on the failure path: the engine refuses an exec in a
-// stopped or paused container with a conflict, and the inspect that says
-// which costs nothing on the way of an exec that works.
-func (p *Provider) execCreateFailed(ctx, cctx context.Context, sandboxID string, err error) error {
-	switch {
-	case cerrdefs.IsNotFound(err):
-		p.known.forget(sandboxID)
-		return notFound(sandboxID)
-	case !cerrdefs.IsConflict(err):
-		return classify(cctx, "exec create", err)
-	}
-	c, inspectErr := p.inspectSandbox(ctx, sandboxID)
-	switch {
-	case inspectErr != nil:
-		return inspectErr
-	case c.State != nil && c.State.Paused:
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", sandboxID[:12])
-	case c.State == nil || !c.State.Running:
-		return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", sandboxID[:12])
-	}
-	return classify(cctx, "exec create", err)
 }
 
 func validateExec(req provider.ExecRequest) error {
@@ -137,6 +113,10 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// errRuntimeRefused marks an exec the container runtime would not start:
+// what came back is the runtime's error text, not the keeper's status.
+var errRuntimeRefused = errors.New("the container runtime refused the exec")
+
 // keeperStatus is the keeper's first line.
 type keeperStatus struct {
 	oomKills int64
@@ -147,8 +127,9 @@ func parseStatus(line []byte) (keeperStatus, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), keeperproto.StatusPrefix)
 	if !ok {
 		// Not the keeper talking: the runtime could not start it at all
-		// (its volume is gone, or the image's architecture differs).
-		return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper did not start: %s", strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
+		// (the sandbox stopped under the exec, or its volume is gone).
+		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "sandbox helper did not start: %w: %s",
+			errRuntimeRefused, strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
 	}
 	word, rest, _ := strings.Cut(rest, " ")
 	switch word {

@@ -59,6 +59,10 @@ type timing struct {
 	drainMax    time.Duration // after the main process exited: at most this much draining
 	killWait    time.Duration // kill frame, then this long before the kill exec
 	stopGrace   time.Duration // terminate: SIGTERM, then SIGKILL after this
+	// refusalSettle: an exec the runtime refused in a sandbox the engine
+	// still calls running waits this long for it to stop (a terminate
+	// racing the exec) before the refusal is reported as transient.
+	refusalSettle time.Duration
 }
 
 var defaultTiming = timing{
@@ -70,6 +74,8 @@ var defaultTiming = timing{
 	drainMax:    5 * time.Second,
 	killWait:    time.Second,
 	stopGrace:   3 * time.Second,
+
+	refusalSettle: 2 * time.Second,
 }
 
 // New builds a provider for the engine the usual Docker environment names

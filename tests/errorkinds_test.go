@@ -1,0 +1,176 @@
+package tests
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// kindCase is one error path and the kinds docs/protocol.md §6 documents
+// for it; "" stands for a result (no error).
+type kindCase struct {
+	what   string
+	method string
+	params map[string]any
+	want   []protocol.Kind
+}
+
+// kindHost is one provider under test, through the real binary.
+type kindHost struct {
+	name  string
+	h     *liveHost
+	image string
+}
+
+// kindHosts are the providers the error-kind tests run on: local always,
+// docker when an engine answers (skipped by needDocker otherwise).
+func kindHosts(t *testing.T) []func(t *testing.T) kindHost {
+	return []func(t *testing.T) kindHost{
+		func(t *testing.T) kindHost {
+			h := spawnLive(t, liveOpts{})
+			h.init(uniqueInstall("kinds-local"), nil)
+			return kindHost{name: "local", h: h}
+		},
+		func(t *testing.T) kindHost {
+			image := needDocker(t)
+			h := spawnDocker(t, liveOpts{}, "")
+			h.init(uniqueInstall("kinds-docker"), nil)
+			return kindHost{name: "docker", h: h, image: image}
+		},
+	}
+}
+
+func forEachProvider(t *testing.T, test func(t *testing.T, k kindHost)) {
+	for i, start := range kindHosts(t) {
+		t.Run([]string{"local", "docker"}[i], func(t *testing.T) { test(t, start(t)) })
+	}
+}
+
+// expectKind sends one request and checks its answer: never internal,
+// always one of the documented kinds.
+func (k kindHost) expectKind(t *testing.T, c kindCase) liveMsg {
+	t.Helper()
+	m := k.h.await(k.h.send(c.method, c.params))
+	got := m.Kind()
+	msg := ""
+	if m.Error != nil {
+		msg = m.Error.Message
+	}
+	if got == protocol.KindInternal || !slices.Contains(c.want, got) {
+		t.Errorf("%s: answered %q (%s), want one of %q", c.what, got, msg, c.want)
+	} else {
+		t.Logf("%s: %q %s", c.what, got, msg)
+	}
+	return m
+}
+
+func (k kindHost) spec(extra map[string]any) map[string]any {
+	spec := map[string]any{}
+	if k.image != "" {
+		spec["image"] = k.image
+	}
+	for key, v := range extra {
+		spec[key] = v
+	}
+	return spec
+}
+
+// Execs racing a terminate of their sandbox: each answers a result, or
+// not_found (the sandbox is gone) or conflict (it is stopping), never
+// internal.
+func TestExecRacingTerminateIsNeverInternal(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, k kindHost) {
+		h := k.h
+		seen := map[protocol.Kind]int{}
+		for round := range 8 {
+			box := h.create(k.spec(nil))
+			var execs []string
+			for i := range 6 {
+				execs = append(execs, h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box,
+					"exec_id": fmt.Sprintf("race-%d-%d", round, i), "argv": []string{"sh", "-c", "echo hi; sleep 0.2"}}))
+				if i == 2 {
+					execs = append(execs, h.send(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}))
+				}
+			}
+			for _, id := range execs {
+				m := h.await(id)
+				kind := m.Kind()
+				seen[kind]++
+				if kind != "" && kind != protocol.KindNotFound && kind != protocol.KindConflict {
+					t.Errorf("round %d request %s: %s: %s", round, id, kind, m.Error.Message)
+				}
+			}
+		}
+		t.Logf("answers by kind (\"\" is a result): %v", seen)
+	})
+}
+
+// Every error path a host can reach on a provider answers its documented
+// kind, and none answers internal (docs/protocol.md §6).
+func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, k kindHost) {
+		h := k.h
+		vol := uniqueInstall("kinds-vol")
+		if k.name == "docker" {
+			removeVolumesLater(t, vol)
+		}
+		box := h.create(k.spec(map[string]any{"volumes": []map[string]any{{"name": vol, "path": "/data"}}}))
+		var res protocol.ExecResult
+		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "done", "argv": []string{"true"}}, &res)
+		gone := h.create(k.spec(nil))
+		h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": gone}, nil)
+		expiring := h.create(k.spec(map[string]any{"lifetime_s": 1}))
+		data := base64.StdEncoding.EncodeToString([]byte("x"))
+		missing := strings.Repeat("0", 64)
+		if k.name == "local" {
+			missing = "lcl-0000000000000000"
+		}
+		cases := []kindCase{
+			{"exec in a sandbox that never existed", protocol.MethodSandboxExec, map[string]any{"sandbox_id": missing, "exec_id": "e1", "argv": []string{"true"}}, []protocol.Kind{protocol.KindNotFound}},
+			{"exec in a terminated sandbox", protocol.MethodSandboxExec, map[string]any{"sandbox_id": gone, "exec_id": "e2", "argv": []string{"true"}}, []protocol.Kind{protocol.KindNotFound}},
+			{"exec with a missing cwd", protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "e3", "argv": []string{"true"}, "cwd": "/no/such/dir"}, []protocol.Kind{protocol.KindNotFound}},
+			{"exec of a missing program", protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "e4", "argv": []string{"no-such-program"}}, []protocol.Kind{protocol.KindInvalidRequest}},
+			{"write_file into a terminated sandbox", protocol.MethodSandboxWrite, map[string]any{"sandbox_id": gone, "path": "a.txt", "data": data}, []protocol.Kind{protocol.KindNotFound}},
+			{"read_owner of a terminated sandbox", protocol.MethodSandboxOwner, map[string]any{"sandbox_id": gone}, []protocol.Kind{""}},
+			{"terminate of a terminated sandbox", protocol.MethodSandboxTerm, map[string]any{"sandbox_id": gone}, []protocol.Kind{""}},
+			{"exec/kill of a finished exec", protocol.MethodExecKill, map[string]any{"exec_id": "done"}, []protocol.Kind{"", protocol.KindNotFound}},
+			{"exec/stdin to a finished exec", protocol.MethodExecStdin, map[string]any{"exec_id": "done", "data": data}, []protocol.Kind{protocol.KindConflict, protocol.KindInvalidRequest, protocol.KindNotFound}},
+			{"exec/kill of an unknown exec", protocol.MethodExecKill, map[string]any{"exec_id": "never"}, []protocol.Kind{protocol.KindNotFound}},
+			{"list_dir of a missing volume", protocol.MethodStoreListDir, map[string]any{"root": vol + "-missing"}, []protocol.Kind{protocol.KindNotFound}},
+			{"read_file of a missing volume", protocol.MethodStoreReadFile, map[string]any{"root": vol + "-missing", "path": "a", "stream_id": "s1"}, []protocol.Kind{protocol.KindNotFound}},
+			{"read_file of a missing file", protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": "no-such-file", "stream_id": "s2"}, []protocol.Kind{protocol.KindNotFound}},
+			{"list_dir of a missing directory", protocol.MethodStoreListDir, map[string]any{"root": vol, "path": "no/such/dir"}, []protocol.Kind{protocol.KindNotFound}},
+			{"read_file of a directory", protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": "", "stream_id": "s3"}, []protocol.Kind{protocol.KindInvalidRequest}},
+		}
+		for _, c := range cases {
+			k.expectKind(t, c)
+		}
+		// An expired sandbox: conflict while it is listed as expired, or
+		// not_found once it is gone (the providers differ on which today;
+		// a stopped Docker container still takes files).
+		awaitExpired(t, h, expiring)
+		k.expectKind(t, kindCase{"exec in an expired sandbox", protocol.MethodSandboxExec,
+			map[string]any{"sandbox_id": expiring, "exec_id": "e5", "argv": []string{"true"}}, []protocol.Kind{protocol.KindConflict, protocol.KindNotFound}})
+		k.expectKind(t, kindCase{"write_file into an expired sandbox", protocol.MethodSandboxWrite,
+			map[string]any{"sandbox_id": expiring, "path": "a.txt", "data": data}, []protocol.Kind{"", protocol.KindConflict, protocol.KindNotFound}})
+	})
+}
+
+// awaitExpired waits until list_owned no longer shows id as running.
+func awaitExpired(t *testing.T, h *liveHost, id string) {
+	t.Helper()
+	waitUntil(t, "the sandbox to expire", func() bool {
+		var list protocol.ListOwnedResult
+		h.call(protocol.MethodSandboxList, nil, &list)
+		for _, s := range list.Sandboxes {
+			if s.SandboxID == id {
+				return s.State != protocol.StateRunning
+			}
+		}
+		return true
+	})
+}
