@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"go.uber.org/zap"
 
@@ -25,6 +27,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	labels, err := sandboxLabels(spec, owner, tags)
 	if err != nil {
+		return "", err
+	}
+	if err := p.checkNetwork(ctx, spec.Network); err != nil {
 		return "", err
 	}
 	img, err := p.ensureImage(ctx, spec.Image)
@@ -73,6 +78,29 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	p.known.add(created.ID, engineLabels(labels, imageLabels))
 	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
 	return created.ID, nil
+}
+
+// checkNetwork refuses a spec.network the engine does not have before
+// anything is made, from the engine's typed not-found. Engines differ on
+// when they notice by themselves: at create, at start (a not-found that
+// does not say what is missing), or never (an engine run with --bridge=none
+// takes "bridge" and starts the sandbox with no network at all).
+func (p *Provider) checkNetwork(ctx context.Context, name string) error {
+	mode, _ := networkMode(name) // validated
+	if mode.IsNone() {
+		return nil
+	}
+	lookup := string(mode)
+	if mode.IsDefault() {
+		lookup = network.NetworkBridge
+	}
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	_, err := p.cli.NetworkInspect(cctx, lookup, client.NetworkInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return kindErr(protocol.KindInvalidRequest, err, "spec.network %q: the docker engine has no such network", name)
+	}
+	return classify(cctx, "network inspect", err)
 }
 
 // hostConfig is where the hardening lives.

@@ -20,7 +20,9 @@
 //	                   pids_limit (pids.go)
 //	network            none (only lo)                                  spec.network: "bridge" or a
 //	                                                                   network name; "host" and
-//	                                                                   "container:..." are refused
+//	                                                                   "container:..." are refused,
+//	                                                                   a network the engine lacks
+//	                                                                   is invalid_request
 //	cpu, memory        unlimited; memory, when set, without swap       spec.cpus, spec.memory_mb (>= 6)
 //	root filesystem    writable                                        spec.read_only_root: then /tmp
 //	                                                                   and the workdir are scratch
