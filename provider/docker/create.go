@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -21,6 +20,11 @@ import (
 // Create makes and starts a hardened container (see doc.go for every
 // default). The container's command is the keeper's "alive", under Docker's
 // init, so it needs nothing from the image: no shell, no sleep.
+//
+// The whole create has one bound (timing.api), as every call has, however
+// many engine calls it makes; a pull is bounded by its progress instead, and
+// what follows it gets a fresh bound. A container made but not started is
+// removed in the background (discard), never on the way of the answer.
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
 	if err := validateSpec(spec); err != nil {
 		return "", err
@@ -29,13 +33,27 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
-	if err := p.checkNetwork(ctx, spec.Network); err != nil {
+	bound, cancel := p.callCtx(ctx)
+	defer func() { cancel() }()
+	if err := p.checkNetwork(bound, spec.Network); err != nil {
 		return "", err
 	}
-	img, err := p.ensureImage(ctx, spec.Image)
+	img, err := p.inspectImage(bound, spec.Image, "image inspect")
+	if protocol.KindOf(err) == protocol.KindNotFound {
+		if err = p.pull(ctx, spec.Image); err == nil {
+			cancel()
+			bound, cancel = p.callCtx(ctx)
+			img, err = p.inspectImage(bound, spec.Image, "image inspect after pull")
+		}
+	}
 	if err != nil {
 		return "", err
 	}
+	return p.createContainer(bound, spec, owner, labels, img)
+}
+
+// createContainer makes the container and starts it, all within ctx's bound.
+func (p *Provider) createContainer(ctx context.Context, spec protocol.Spec, owner provider.Owner, labels map[string]string, img client.ImageInspectResult) (string, error) {
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
 		return "", err
@@ -57,22 +75,21 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
 	}
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
+	created, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
 	if err != nil {
-		err = classify(cctx, "container create", err)
+		// A create the engine got but did not answer in time may still
+		// make the container: it carries the owner's labels, so list_owned
+		// shows it (stopped) for the host to terminate.
+		err = classify(ctx, "container create", err)
 		if protocol.KindOf(err) == protocol.KindNotFound {
 			// The image was just inspected: what is missing is the network.
 			err = kindErr(protocol.KindInvalidRequest, err, "spec.network %q", spec.Network)
 		}
 		return "", err
 	}
-	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
-		err = classify(cctx, "container start", err)
-		if _, rmErr := p.remove(created.ID); rmErr != nil {
-			err = errors.Join(err, rmErr)
-		}
+	if _, err := p.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		err = classify(ctx, "container start", err)
+		p.discard(ctx, created.ID, "its start failed")
 		return "", err
 	}
 	p.known.add(created.ID, engineLabels(labels, imageLabels))

@@ -22,26 +22,17 @@ import (
 // hung engine or registry, not a slow download, which keeps talking.
 var errPullStalled = errors.New("image pull made no progress")
 
-// ensureImage returns the image's inspect, pulling it first when the engine
-// does not have it. A pull reports progress to the host as
-// sandbox/pull_progress notifications.
-func (p *Provider) ensureImage(ctx context.Context, ref string) (client.ImageInspectResult, error) {
+// inspectImage asks the engine for an image; a missing one is not_found.
+func (p *Provider) inspectImage(ctx context.Context, ref, what string) (client.ImageInspectResult, error) {
 	cctx, cancel := p.callCtx(ctx)
-	img, err := p.cli.ImageInspect(cctx, ref)
-	err = classify(cctx, "image inspect", err)
-	cancel()
-	if err == nil || protocol.KindOf(err) != protocol.KindNotFound {
-		return img, err
-	}
-	if err := p.pull(ctx, ref); err != nil {
-		return img, err
-	}
-	cctx, cancel = p.callCtx(ctx)
 	defer cancel()
-	img, err = p.cli.ImageInspect(cctx, ref)
-	return img, classify(cctx, "image inspect after pull", err)
+	img, err := p.cli.ImageInspect(cctx, ref)
+	return img, classify(cctx, what, err)
 }
 
+// pull fetches an image the engine does not have, reporting progress to the
+// host as sandbox/pull_progress notifications. It is bounded by its
+// progress (timing.pullIdle without any ends it), not by a call's bound.
 func (p *Provider) pull(ctx context.Context, ref string) error {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {

@@ -133,9 +133,14 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 }
 
 // remove force-removes a container and its anonymous volumes on a fresh
-// context, so a create that fails after its caller gave up still cleans up.
+// context, so a terminate that its caller gave up on still completes.
 func (p *Provider) remove(id string) (bool, error) {
-	ctx, cancel := p.callCtx(context.Background())
+	return p.removeWithin(context.Background(), id)
+}
+
+// removeWithin is remove within ctx's bound.
+func (p *Provider) removeWithin(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err == nil || cerrdefs.IsNotFound(err) {

@@ -46,6 +46,11 @@ type Provider struct {
 	helpers  map[string]helperRefs // engine architecture -> what ensureHelpers made
 
 	known knownSandboxes
+
+	// life ends at Close; background removals (cleanup.go) run under it.
+	life     context.Context
+	endLife  context.CancelFunc
+	cleanups sync.WaitGroup
 }
 
 // timing holds every bound the provider applies on its own. Tests shrink
@@ -63,6 +68,8 @@ type timing struct {
 	// still calls running waits this long for it to stop (a terminate
 	// racing the exec) before the refusal is reported as transient.
 	refusalSettle time.Duration
+	cleanupMax    time.Duration // a background removal retries this long in all
+	closeWait     time.Duration // Close waits this long for background removals
 }
 
 var defaultTiming = timing{
@@ -76,6 +83,8 @@ var defaultTiming = timing{
 	stopGrace:   3 * time.Second,
 
 	refusalSettle: 2 * time.Second,
+	cleanupMax:    2 * time.Minute,
+	closeWait:     5 * time.Second,
 }
 
 // New builds a provider for the engine the usual Docker environment names
@@ -88,6 +97,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 
 func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
 	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}}
+	p.life, p.endLife = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}
@@ -146,9 +156,15 @@ func (p *Provider) watchUnauthorized(resp *http.Response) {
 }
 
 // Close releases the client's idle connections; sandboxes keep running.
-func (p *Provider) Close() error { return p.cli.Close() }
+// Background removals get timing.closeWait to finish first.
+func (p *Provider) Close() error {
+	p.awaitCleanups()
+	return p.cli.Close()
+}
 
-// callCtx bounds one control call. Its cancel func must be called.
+// callCtx bounds one call: a provider method as a whole, or one engine
+// call within it (a bound inside another ends with the outer one). Its
+// cancel func must be called.
 func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, p.timing.api, errEngineTimeout)
 }
