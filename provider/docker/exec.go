@@ -31,8 +31,13 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := validateExec(req); err != nil {
 		return nil, err
 	}
+	// The start has one bound, however many engine calls it takes (an
+	// inspect, the exec, its status, explaining a refusal); the run that
+	// follows is bounded by ctx.
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
 	if !p.known.has(sandboxID) {
-		if _, err := p.inspectSandbox(ctx, sandboxID); err != nil {
+		if _, err := p.inspectSandbox(cctx, sandboxID); err != nil {
 			return nil, err
 		}
 	}
@@ -52,26 +57,24 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	}
 	cmd = append(append(cmd, "--"), req.Argv...)
 
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
 	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
 		Cmd: cmd, Env: execEnv(req.Env), AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
-		return nil, p.execCreateFailed(ctx, cctx, sandboxID, err)
+		return nil, p.execCreateFailed(cctx, sandboxID, err)
 	}
 	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return nil, p.execRefused(ctx, sandboxID, classify(cctx, "exec start", err))
+		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
 	st, err := proc.awaitStatus(cctx)
 	if err != nil {
 		proc.abandon()
-		if full := p.pidsExhausted(ctx, sandboxID); full != nil {
+		if full := p.pidsExhausted(cctx, sandboxID); full != nil {
 			return nil, full
 		}
-		return nil, p.execRefused(ctx, sandboxID, classify(cctx, "exec start", err))
+		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc.oomBefore = st.oomKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)

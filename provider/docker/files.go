@@ -23,6 +23,8 @@ import (
 // On a read-only root filesystem only volumes, /tmp and the work
 // directory (scratch volumes) are writable.
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode uint32) error {
+	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
+	defer cancel()
 	if _, err := p.inspectSandbox(ctx, sandboxID); err != nil {
 		return err
 	}

@@ -15,18 +15,18 @@ import (
 // is checked only here, on the failure path: the engine refuses an exec in a
 // stopped or paused container with a conflict, and the inspect that says
 // which costs nothing on the way of an exec that works.
-func (p *Provider) execCreateFailed(ctx, cctx context.Context, sandboxID string, err error) error {
+func (p *Provider) execCreateFailed(ctx context.Context, sandboxID string, err error) error {
 	switch {
 	case cerrdefs.IsNotFound(err):
 		p.known.forget(sandboxID)
 		return notFound(sandboxID)
 	case !cerrdefs.IsConflict(err):
-		return classify(cctx, "exec create", err)
+		return classify(ctx, "exec create", err)
 	}
 	if why := p.notRunning(ctx, sandboxID); why != nil {
 		return why
 	}
-	return classify(cctx, "exec create", err)
+	return classify(ctx, "exec create", err)
 }
 
 // execRefused explains an exec the engine or the runtime would not start
