@@ -53,6 +53,9 @@ type Limits struct {
 	MaxListDirEntries     int   `json:"max_list_dir_entries"`
 	DefaultListDirEntries int   `json:"default_list_dir_entries"`
 	CredentialsExpiryExit int   `json:"credentials_expiry_exit_s"`
+	// CallTimeoutS is the provider's bound on one call, in seconds (0:
+	// none); the resident announces it, the provider enforces it.
+	CallTimeoutS int64 `json:"call_timeout_s"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.

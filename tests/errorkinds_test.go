@@ -21,9 +21,10 @@ type kindCase struct {
 
 // kindHost is one provider under test, through the real binary.
 type kindHost struct {
-	name  string
-	h     *liveHost
-	image string
+	name   string
+	h      *liveHost
+	image  string
+	limits protocol.Limits
 }
 
 // kindHosts are the providers the error-kind tests run on: local always,
@@ -32,14 +33,14 @@ func kindHosts(t *testing.T) []func(t *testing.T) kindHost {
 	return []func(t *testing.T) kindHost{
 		func(t *testing.T) kindHost {
 			h := spawnLive(t, liveOpts{})
-			h.init(uniqueInstall("kinds-local"), nil)
-			return kindHost{name: "local", h: h}
+			res := h.init(uniqueInstall("kinds-local"), nil)
+			return kindHost{name: "local", h: h, limits: res.Limits}
 		},
 		func(t *testing.T) kindHost {
 			image := needDocker(t)
 			h := spawnDocker(t, liveOpts{}, "")
-			h.init(uniqueInstall("kinds-docker"), nil)
-			return kindHost{name: "docker", h: h, image: image}
+			res := h.init(uniqueInstall("kinds-docker"), nil)
+			return kindHost{name: "docker", h: h, image: image, limits: res.Limits}
 		},
 	}
 }
@@ -146,8 +147,20 @@ func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 			{"list_dir of a missing directory", protocol.MethodStoreListDir, map[string]any{"root": vol, "path": "no/such/dir"}, []protocol.Kind{protocol.KindNotFound}},
 			{"read_file of a directory", protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": "", "stream_id": "s3"}, []protocol.Kind{protocol.KindInvalidRequest}},
 		}
+		if k.name == "docker" {
+			cases = append(cases, dockerCreateCases(k)...)
+		}
+		var before protocol.ListOwnedResult
+		h.call(protocol.MethodSandboxList, nil, &before)
 		for _, c := range cases {
 			k.expectKind(t, c)
+		}
+		var after protocol.ListOwnedResult
+		h.call(protocol.MethodSandboxList, nil, &after)
+		for _, sb := range after.Sandboxes {
+			if !slices.ContainsFunc(before.Sandboxes, func(b protocol.Sandbox) bool { return b.SandboxID == sb.SandboxID }) {
+				t.Errorf("a refused create left a sandbox: %+v", sb)
+			}
 		}
 		// An expired sandbox: conflict while it is listed as expired, or
 		// not_found once it is gone (the providers differ on which today;
@@ -172,5 +185,30 @@ func awaitExpired(t *testing.T, h *liveHost, id string) {
 			}
 		}
 		return true
+	})
+}
+
+// dockerCreateCases are the creates the engine refuses: kinds from the
+// engine's typed errors (a network or image it lacks, a mount it rejects).
+// The test engine runs with --bridge=none: it has no "bridge" network.
+func dockerCreateCases(k kindHost) []kindCase {
+	create := func(extra map[string]any) map[string]any { return map[string]any{"spec": k.spec(extra)} }
+	return []kindCase{
+		{"create on a network the engine lacks", protocol.MethodSandboxCreate, create(map[string]any{"network": "resident-no-such-net"}), []protocol.Kind{protocol.KindInvalidRequest}},
+		{"create on bridge, which the test engine lacks", protocol.MethodSandboxCreate, create(map[string]any{"network": "bridge"}), []protocol.Kind{protocol.KindInvalidRequest}},
+		{"create with a relative mount path", protocol.MethodSandboxCreate, create(map[string]any{"volumes": []map[string]any{{"name": "kinds-rel", "path": "rel/path"}}}), []protocol.Kind{protocol.KindInvalidRequest}},
+		{"create with an image from a registry that does not answer", protocol.MethodSandboxCreate, create(map[string]any{"image": "127.0.0.1:1/resident-missing:v1"}), []protocol.Kind{protocol.KindTransient, protocol.KindNotFound}},
+		{"create with a malformed image name", protocol.MethodSandboxCreate, create(map[string]any{"image": "Not A/Valid::Ref"}), []protocol.Kind{protocol.KindInvalidRequest}},
+	}
+}
+
+// initialize announces each provider's bound on one call: docker's 30 s
+// (timing.api), none for local.
+func TestCallBoundIsAnnounced(t *testing.T) {
+	forEachProvider(t, func(t *testing.T, k kindHost) {
+		want := map[string]int64{"local": 0, "docker": 30}[k.name]
+		if got := k.limits.CallTimeoutS; got != want {
+			t.Errorf("limits.call_timeout_s = %d; want %d", got, want)
+		}
 	})
 }

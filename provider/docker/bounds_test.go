@@ -25,15 +25,20 @@ func hungProvider(t *testing.T, pattern string) (*Provider, *engineProxy) {
 }
 
 // expectWithinBound runs call and checks that it answers transient within
-// the one bound a call has, with room for a loaded machine: doing engine
-// calls one after the other, each with a bound of its own, takes twice it.
-func expectWithinBound(t *testing.T, what string, call func() error) {
+// the bound p announces for one call (initialize's limits.call_timeout_s),
+// with room for a loaded machine: doing engine calls one after the other,
+// each with a bound of its own, takes twice it.
+func expectWithinBound(t *testing.T, p *Provider, what string, call func() error) {
 	t.Helper()
+	bound := p.Info().CallTimeout
+	if bound != testBound {
+		t.Fatalf("the provider announces %s, not the bound it applies (%s)", bound, testBound)
+	}
 	start := time.Now()
 	err := call()
 	took := time.Since(start)
-	if protocol.KindOf(err) != protocol.KindTransient || took > testBound*7/4 {
-		t.Fatalf("%s on a hung engine: %v (kind %s) after %s; want transient within about %s", what, err, protocol.KindOf(err), took, testBound)
+	if protocol.KindOf(err) != protocol.KindTransient || took > bound*7/4 {
+		t.Fatalf("%s on a hung engine: %v (kind %s) after %s; want transient within about %s", what, err, protocol.KindOf(err), took, bound)
 	}
 	t.Logf("%s on a hung engine: transient after %s: %v", what, took.Round(time.Millisecond), err)
 }
@@ -53,7 +58,7 @@ func TestHungEngineCreateAnswersWithinTheBound(t *testing.T) {
 		}
 		return len(list.Items)
 	}
-	expectWithinBound(t, "Create", func() error {
+	expectWithinBound(t, p, "Create", func() error {
 		id, err := p.Create(testCtx(t), protocol.Spec{Image: testImage}, owner, nil)
 		if id != "" {
 			t.Errorf("Create returned a sandbox: %s", id)
@@ -80,7 +85,7 @@ func TestHungEngineTerminateAnswersWithinTheBound(t *testing.T) {
 	creator, _ := newTestProvider(t)
 	id := create(t, creator, testOwner(t), protocol.Spec{}, nil)
 	p, px := hungProvider(t, `POST /v[0-9.]+/containers/[0-9a-f]{64}/stop`)
-	expectWithinBound(t, "Terminate", func() error {
+	expectWithinBound(t, p, "Terminate", func() error {
 		_, err := p.Terminate(testCtx(t), id)
 		return err
 	})
@@ -97,7 +102,7 @@ func TestHungEngineExecStartAnswersWithinTheBound(t *testing.T) {
 	creator, _ := newTestProvider(t)
 	id := create(t, creator, testOwner(t), protocol.Spec{}, nil)
 	p, px := hungProvider(t, `POST /v[0-9.]+/exec/[0-9a-f]{64}/start`)
-	expectWithinBound(t, "Exec", func() error {
+	expectWithinBound(t, p, "Exec", func() error {
 		proc, err := p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"true"}})
 		if proc != nil {
 			collect(proc)

@@ -126,6 +126,7 @@ func (p *Provider) Info() provider.Info {
 			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
 		},
+		CallTimeout: p.timing.api,
 	}
 }
 

@@ -74,6 +74,8 @@ func (p *Provider) ListDir(ctx context.Context, root, path string, limit int) ([
 	if limit <= 0 {
 		limit = 1000
 	}
+	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
+	defer cancel()
 	run, err := p.storeHelper(ctx, root, path, keeperproto.CmdLs, "-limit", strconv.Itoa(limit), "--", path)
 	if err != nil {
 		return nil, false, err
