@@ -68,6 +68,12 @@ func TestHungEngineCreateAnswersWithinTheBound(t *testing.T) {
 	if n := owned(); n != 1 {
 		t.Fatalf("%d containers of the owner while the engine hangs; want the half-made one", n)
 	}
+	// Never lost: until it is removed, list_owned shows it, stopped, for
+	// the host's reclaim.
+	list, err := direct.ListOwned(testCtx(t), owner)
+	if err != nil || len(list) != 1 || list[0].State != protocol.StateStopped {
+		t.Fatalf("list_owned while the half-made container waits for removal: %+v, %v", list, err)
+	}
 	px.setFrozen(false)
 	deadline := time.Now().Add(60 * time.Second)
 	for owned() != 0 {
