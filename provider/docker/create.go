@@ -5,10 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"go.uber.org/zap"
 
@@ -22,9 +20,10 @@ import (
 // init, so it needs nothing from the image: no shell, no sleep.
 //
 // The whole create has one bound (timing.api), as every call has, however
-// many engine calls it makes; a pull is bounded by its progress instead, and
-// what follows it gets a fresh bound. A container made but not started is
-// removed in the background (discard), never on the way of the answer.
+// many engine calls it makes: ctx is that bound from here on. A pull is
+// bounded by its progress instead (it runs under parent), and what follows
+// it gets a fresh bound. A container made but not started is removed within
+// what is left of the bound, or else in the background (discard).
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
 	if err := validateSpec(spec); err != nil {
 		return "", err
@@ -33,27 +32,20 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
-	bound, cancel := p.callCtx(ctx)
-	defer func() { cancel() }()
-	if err := p.checkNetwork(bound, spec.Network); err != nil {
+	parent := ctx
+	ctx, endBound := p.callCtx(parent)
+	defer func() { endBound() }()
+	if err := p.checkNetwork(ctx, spec.Network); err != nil {
 		return "", err
 	}
-	img, err := p.inspectImage(bound, spec.Image, "image inspect")
-	if protocol.KindOf(err) == protocol.KindNotFound {
-		if err = p.pull(ctx, spec.Image); err == nil {
-			cancel()
-			bound, cancel = p.callCtx(ctx)
-			img, err = p.inspectImage(bound, spec.Image, "image inspect after pull")
-		}
-	}
+	img, err := p.ensureImage(ctx, parent, spec.Image, func() context.Context {
+		endBound()
+		ctx, endBound = p.callCtx(parent)
+		return ctx
+	})
 	if err != nil {
 		return "", err
 	}
-	return p.createContainer(bound, spec, owner, labels, img)
-}
-
-// createContainer makes the container and starts it, all within ctx's bound.
-func (p *Provider) createContainer(ctx context.Context, spec protocol.Spec, owner provider.Owner, labels map[string]string, img client.ImageInspectResult) (string, error) {
 	refs, err := p.ensureHelpers(ctx)
 	if err != nil {
 		return "", err
@@ -75,49 +67,25 @@ func (p *Provider) createContainer(ctx context.Context, spec protocol.Spec, owne
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
 	}
-	created, err := p.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
 	if err != nil {
-		// A create the engine got but did not answer in time may still
-		// make the container: it carries the owner's labels, so list_owned
-		// shows it (stopped) for the host to terminate.
-		err = classify(ctx, "container create", err)
+		err = classify(cctx, "container create", err)
 		if protocol.KindOf(err) == protocol.KindNotFound {
 			// The image was just inspected: what is missing is the network.
 			err = kindErr(protocol.KindInvalidRequest, err, "spec.network %q", spec.Network)
 		}
 		return "", err
 	}
-	if _, err := p.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
-		err = classify(ctx, "container start", err)
-		p.discard(ctx, created.ID, "its start failed")
+	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		err = classify(cctx, "container start", err)
+		p.discard(cctx, created.ID, "its start failed")
 		return "", err
 	}
 	p.known.add(created.ID, engineLabels(labels, imageLabels))
 	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
 	return created.ID, nil
-}
-
-// checkNetwork refuses a spec.network the engine does not have before
-// anything is made, from the engine's typed not-found. Engines differ on
-// when they notice by themselves: at create, at start (a not-found that
-// does not say what is missing), or never (an engine run with --bridge=none
-// takes "bridge" and starts the sandbox with no network at all).
-func (p *Provider) checkNetwork(ctx context.Context, name string) error {
-	mode, _ := networkMode(name) // validated
-	if mode.IsNone() {
-		return nil
-	}
-	lookup := string(mode)
-	if mode.IsDefault() {
-		lookup = network.NetworkBridge
-	}
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	_, err := p.cli.NetworkInspect(cctx, lookup, client.NetworkInspectOptions{})
-	if cerrdefs.IsNotFound(err) {
-		return kindErr(protocol.KindInvalidRequest, err, "spec.network %q: the docker engine has no such network", name)
-	}
-	return classify(cctx, "network inspect", err)
 }
 
 // hostConfig is where the hardening lives.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
@@ -61,7 +62,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		Cmd: cmd, Env: execEnv(req.Env), AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
-		return nil, p.execCreateFailed(cctx, sandboxID, err)
+		return nil, p.execCreateFailed(cctx, cctx, sandboxID, err)
 	}
 	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
@@ -79,6 +80,30 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	proc.oomBefore = st.oomKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
 	return proc, nil
+}
+
+// execCreateFailed explains a refused exec create. Whether the sandbox runs
+// is checked only here, on the failure path: the engine refuses an exec in a
+// stopped or paused container with a conflict, and the inspect that says
+// which costs nothing on the way of an exec that works.
+func (p *Provider) execCreateFailed(ctx, cctx context.Context, sandboxID string, err error) error {
+	switch {
+	case cerrdefs.IsNotFound(err):
+		p.known.forget(sandboxID)
+		return notFound(sandboxID)
+	case !cerrdefs.IsConflict(err):
+		return classify(cctx, "exec create", err)
+	}
+	c, inspectErr := p.inspectSandbox(ctx, sandboxID)
+	switch {
+	case inspectErr != nil:
+		return inspectErr
+	case c.State != nil && c.State.Paused:
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s is paused", sandboxID[:12])
+	case c.State == nil || !c.State.Running:
+		return protocol.Errorf(protocol.KindConflict, "sandbox %s is not running", sandboxID[:12])
+	}
+	return classify(cctx, "exec create", err)
 }
 
 func validateExec(req provider.ExecRequest) error {

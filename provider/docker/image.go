@@ -22,17 +22,29 @@ import (
 // hung engine or registry, not a slow download, which keeps talking.
 var errPullStalled = errors.New("image pull made no progress")
 
-// inspectImage asks the engine for an image; a missing one is not_found.
-func (p *Provider) inspectImage(ctx context.Context, ref, what string) (client.ImageInspectResult, error) {
+// ensureImage returns the image's inspect, pulling it first when the engine
+// does not have it. The first inspect runs under ctx, the call's bound; a
+// pull under parent, bounded by its progress instead (timing.pullIdle
+// without any ends it); what follows the pull under the fresh bound renew
+// gives. A pull reports progress to the host as sandbox/pull_progress
+// notifications.
+func (p *Provider) ensureImage(ctx, parent context.Context, ref string, renew func() context.Context) (client.ImageInspectResult, error) {
 	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
 	img, err := p.cli.ImageInspect(cctx, ref)
-	return img, classify(cctx, what, err)
+	err = classify(cctx, "image inspect", err)
+	cancel()
+	if err == nil || protocol.KindOf(err) != protocol.KindNotFound {
+		return img, err
+	}
+	if err := p.pull(parent, ref); err != nil {
+		return img, err
+	}
+	cctx, cancel = p.callCtx(renew())
+	defer cancel()
+	img, err = p.cli.ImageInspect(cctx, ref)
+	return img, classify(cctx, "image inspect after pull", err)
 }
 
-// pull fetches an image the engine does not have, reporting progress to the
-// host as sandbox/pull_progress notifications. It is bounded by its
-// progress (timing.pullIdle without any ends it), not by a call's bound.
 func (p *Provider) pull(ctx context.Context, ref string) error {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {

@@ -11,24 +11,6 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// execCreateFailed explains a refused exec create. Whether the sandbox runs
-// is checked only here, on the failure path: the engine refuses an exec in a
-// stopped or paused container with a conflict, and the inspect that says
-// which costs nothing on the way of an exec that works.
-func (p *Provider) execCreateFailed(ctx context.Context, sandboxID string, err error) error {
-	switch {
-	case cerrdefs.IsNotFound(err):
-		p.known.forget(sandboxID)
-		return notFound(sandboxID)
-	case !cerrdefs.IsConflict(err):
-		return classify(ctx, "exec create", err)
-	}
-	if why := p.notRunning(ctx, sandboxID); why != nil {
-		return why
-	}
-	return classify(ctx, "exec create", err)
-}
-
 // execRefused explains an exec the engine or the runtime would not start
 // for no reason of its own kind (the runtime's text instead of the keeper's
 // status, the engine's 500 on exec start). Most often a terminate is racing
