@@ -145,10 +145,11 @@ func KindOf(err error) Kind {
 	return KindTransient
 }
 
-// CodeOf is the JSON-RPC code for err.
+// CodeOf is the JSON-RPC code for err. A code given with a kind outside the
+// closed set is dropped with the kind: the error is transient, code and all.
 func CodeOf(err error) int64 {
 	var e *Error
-	if errors.As(err, &e) && e.Code != 0 {
+	if errors.As(err, &e) && e.Code != 0 && e.Kind.Known() {
 		return e.Code
 	}
 	return KindOf(err).Code()

@@ -59,6 +59,9 @@ type Limits struct {
 	// MaxHeldRequestBytes bounds every byte the resident holds for the
 	// host's requests, read and not yet answered, all of them together.
 	MaxHeldRequestBytes int64 `json:"max_held_request_bytes"`
+	// CallTimeoutS is the provider's bound on one call, in seconds (0:
+	// none); the resident announces it, the provider enforces it.
+	CallTimeoutS int64 `json:"call_timeout_s"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.

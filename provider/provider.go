@@ -75,6 +75,13 @@ type Info struct {
 	Name         string
 	Version      string
 	Capabilities protocol.Capabilities
+	// CallTimeout is the longest a call waits on the provider's backend:
+	// past it the call answers transient, however many backend calls it
+	// makes, so a hung backend never holds a request longer. An exec's run
+	// (bounded by its timeout), a store read's stream and an image pull
+	// (bounded by its progress; what follows it gets a fresh bound) are
+	// not calls in this sense. 0: the provider sets no bound.
+	CallTimeout time.Duration
 }
 
 // SecretPolicy is the provider's part of what the scrubber removes.

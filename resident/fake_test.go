@@ -30,6 +30,7 @@ type fakeProvider struct {
 	storeFiles map[string]string
 	// storeReaders serve paths whose reads misbehave (block, break).
 	storeReaders map[string]func() io.ReadCloser
+	callTimeout  time.Duration // Info's CallTimeout
 }
 
 var (
@@ -55,7 +56,7 @@ func (f *fakeProvider) called(call string) bool {
 }
 
 func (f *fakeProvider) Info() provider.Info {
-	return provider.Info{Name: "fake", Version: "1", Capabilities: protocol.Capabilities{Stdin: true}}
+	return provider.Info{Name: "fake", Version: "1", Capabilities: protocol.Capabilities{Stdin: true}, CallTimeout: f.callTimeout}
 }
 
 func (f *fakeProvider) Secrets() provider.SecretPolicy {

@@ -59,6 +59,8 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 		s.armExpiry(*p.CredentialsExpireAt)
 	}
 	info := s.prov.Info()
+	limits := s.opts.Limits
+	limits.CallTimeoutS = int64(info.CallTimeout.Round(time.Second) / time.Second)
 	caps := info.Capabilities
 	caps.Store = s.store != nil
 	caps.WriteFile = s.writer != nil
@@ -70,7 +72,7 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 		ProtocolVersion: protocol.Version,
 		Provider:        protocol.ProviderInfo{Name: info.Name, Version: info.Version},
 		Capabilities:    caps,
-		Limits:          s.opts.Limits,
+		Limits:          limits,
 		ErrorKinds:      protocol.Kinds,
 		OwnerTag:        s.owner.Key,
 	}, nil

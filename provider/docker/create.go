@@ -3,7 +3,6 @@ package docker
 import (
 	"cmp"
 	"context"
-	"errors"
 	"path"
 	"strconv"
 	"strings"
@@ -21,6 +20,12 @@ import (
 // Create makes and starts a hardened container (see doc.go for every
 // default). The container's command is the keeper's "alive", under Docker's
 // init, so it needs nothing from the image: no shell, no sleep.
+//
+// The whole create has one bound (timing.api), as every call has, however
+// many engine calls it makes: ctx is that bound from here on. A pull is
+// bounded by its progress instead (it runs under parent), and what follows
+// it gets a fresh bound. A container made but not started is removed within
+// what is left of the bound, or else in the background (discard).
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
 	if err := validateSpec(spec); err != nil {
 		return "", err
@@ -29,7 +34,17 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
-	img, err := p.ensureImage(ctx, spec.Image)
+	parent := ctx
+	ctx, endBound := p.callCtx(parent)
+	defer func() { endBound() }()
+	if err := p.checkNetwork(ctx, spec.Network); err != nil {
+		return "", err
+	}
+	img, err := p.ensureImage(ctx, parent, spec.Image, func() context.Context {
+		endBound()
+		ctx, endBound = p.callCtx(parent)
+		return ctx
+	})
 	if err != nil {
 		return "", err
 	}
@@ -80,9 +95,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	if _, err := p.cli.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		err = classify(cctx, "container start", err)
-		if _, rmErr := p.remove(created.ID); rmErr != nil {
-			err = errors.Join(err, rmErr)
-		}
+		p.discard(cctx, created.ID, "its start failed")
 		return "", err
 	}
 	p.known.add(created.ID, engineLabels(labels, imageLabels))

@@ -24,7 +24,9 @@
 //	                   pids_limit (pids.go)
 //	network            none (only lo)                                  spec.network: "bridge" or a
 //	                                                                   network name; "host" and
-//	                                                                   "container:..." are refused
+//	                                                                   "container:..." are refused,
+//	                                                                   a network the engine lacks
+//	                                                                   is invalid_request
 //	cpu, memory        unlimited; memory, when set, without swap       spec.cpus, spec.memory_mb (>= 6)
 //	root filesystem    writable                                        spec.read_only_root: then /tmp
 //	                                                                   and the workdir are scratch
@@ -181,11 +183,17 @@
 //
 // Engine errors are classified once (errors.go) with containerd/errdefs: not
 // found, conflict, invalid argument, unauthorized/forbidden, resource
-// exhausted (quota); an engine that cannot be reached is transient. Every
-// control call is bounded by 30s; an exec tolerates an unreachable or silent
-// engine for 15s (plus the one call in flight) before Wait returns
-// transient; a pull with no progress for 2 minutes is transient. The next
-// call after the engine is back simply works. A 401 from the engine or a
+// exhausted (quota); an engine that cannot be reached is transient. An exec
+// the runtime refuses to start (its text instead of the keeper's status: a
+// terminate racing the exec) is explained from the sandbox's settled state,
+// not_found or conflict (refusal.go). Every call is bounded by 30s as a
+// whole, however many engine calls it makes (Info.CallTimeout, announced as
+// limits.call_timeout_s; store read_file is bounded per engine call only);
+// an exec tolerates an unreachable or silent engine for 15s (plus the one
+// call in flight) before Wait returns transient; a pull with no progress for
+// 2 minutes is transient, and what follows it has a fresh bound. A container
+// a create made but could not start is removed in the background
+// (cleanup.go). The next call after the engine is back simply works. A 401 from the engine or a
 // proxy in front of it fires the unauthorized hook (registry 401s during a
 // pull do not: that is a per-image problem, reported as not_found like the
 // engine's "pull access denied").

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -31,8 +32,13 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := validateExec(req); err != nil {
 		return nil, err
 	}
+	// The start has one bound, however many engine calls it takes (an
+	// inspect, the exec, its status, explaining a refusal); the run that
+	// follows is bounded by ctx.
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
 	if !p.known.has(sandboxID) {
-		if _, err := p.inspectSandbox(ctx, sandboxID); err != nil {
+		if _, err := p.inspectSandbox(cctx, sandboxID); err != nil {
 			return nil, err
 		}
 	}
@@ -55,26 +61,24 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	}
 	cmd = append(append(cmd, "--"), req.Argv...)
 
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
 	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
 		Cmd: cmd, Env: execEnv(req.Env), AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
-		return nil, p.execCreateFailed(ctx, cctx, sandboxID, err)
+		return nil, p.execCreateFailed(cctx, cctx, sandboxID, err)
 	}
 	att, err := p.cli.ExecAttach(cctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return nil, classify(cctx, "exec start", err)
+		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
 	st, err := proc.awaitStatus(cctx)
 	if err != nil {
 		proc.abandon()
-		if full := p.pidsExhausted(ctx, sandboxID); full != nil {
+		if full := p.pidsExhausted(cctx, sandboxID); full != nil {
 			return nil, full
 		}
-		return nil, classify(cctx, "exec start", err)
+		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
 	proc.oomBefore = st.oomKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
@@ -138,6 +142,10 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// errRuntimeRefused marks an exec the container runtime would not start:
+// what came back is the runtime's error text, not the keeper's status.
+var errRuntimeRefused = errors.New("the container runtime refused the exec")
+
 // keeperStatus is the keeper's first line.
 type keeperStatus struct {
 	oomKills int64
@@ -153,8 +161,9 @@ func parseStatus(line []byte) (keeperStatus, error) {
 	}
 	if !ok {
 		// Not the keeper talking: the runtime could not start it at all
-		// (its volume is gone, or the image's architecture differs).
-		return keeperStatus{}, protocol.Errorf(protocol.KindInternal, "sandbox helper did not start: %s", strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
+		// (the sandbox stopped under the exec, or its volume is gone).
+		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "sandbox helper did not start: %w: %s",
+			errRuntimeRefused, strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
 	}
 	word, rest, _ := strings.Cut(rest, " ")
 	switch word {

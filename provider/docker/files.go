@@ -28,6 +28,8 @@ import (
 // absolute one from the root; ".." is clamped at "/". A symlink on the path
 // is followed inside the container, as that user's own open would.
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
+	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
+	defer cancel()
 	c, err := p.inspectSandbox(ctx, sandboxID)
 	if err != nil {
 		return err

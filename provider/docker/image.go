@@ -23,9 +23,12 @@ import (
 var errPullStalled = errors.New("image pull made no progress")
 
 // ensureImage returns the image's inspect, pulling it first when the engine
-// does not have it. A pull reports progress to the host as
-// sandbox/pull_progress notifications.
-func (p *Provider) ensureImage(ctx context.Context, ref string) (client.ImageInspectResult, error) {
+// does not have it. The first inspect runs under ctx, the call's bound; a
+// pull under parent, bounded by its progress instead (timing.pullIdle
+// without any ends it); what follows the pull under the fresh bound renew
+// gives. A pull reports progress to the host as sandbox/pull_progress
+// notifications.
+func (p *Provider) ensureImage(ctx, parent context.Context, ref string, renew func() context.Context) (client.ImageInspectResult, error) {
 	cctx, cancel := p.callCtx(ctx)
 	img, err := p.cli.ImageInspect(cctx, ref)
 	err = classify(cctx, "image inspect", err)
@@ -33,10 +36,10 @@ func (p *Provider) ensureImage(ctx context.Context, ref string) (client.ImageIns
 	if err == nil || protocol.KindOf(err) != protocol.KindNotFound {
 		return img, err
 	}
-	if err := p.pull(ctx, ref); err != nil {
+	if err := p.pull(parent, ref); err != nil {
 		return img, err
 	}
-	cctx, cancel = p.callCtx(ctx)
+	cctx, cancel = p.callCtx(renew())
 	defer cancel()
 	img, err = p.cli.ImageInspect(cctx, ref)
 	return img, classify(cctx, "image inspect after pull", err)

@@ -130,7 +130,14 @@ func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (s
 // only for the call whose remove did it: a missing container, or one that
 // another call is already removing, is success with existed=false. A
 // container without our sandbox labels is never touched.
+//
+// The whole call has one bound (timing.api; the stop's grace is within it).
+// The removal goes on within that bound if the caller gives up: a cancelled
+// terminate still terminates.
 func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error) {
+	deadline := time.Now().Add(p.timing.api)
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, errEngineTimeout)
+	defer cancel()
 	c, err := p.inspectSandbox(ctx, sandboxID)
 	if protocol.KindOf(err) == protocol.KindNotFound {
 		return false, nil
@@ -139,31 +146,29 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 		return false, err
 	}
 	if c.State != nil && c.State.Status == container.StateRemoving {
-		cctx, cancel := p.callCtx(ctx)
-		defer cancel()
-		p.awaitRemoval(cctx, sandboxID)
+		p.awaitRemoval(ctx, sandboxID)
 		return false, nil
 	}
 	if c.State != nil && c.State.Running {
-		cctx, cancel := context.WithTimeoutCause(ctx, p.timing.api+p.timing.stopGrace, errEngineTimeout)
 		grace := int(p.timing.stopGrace.Round(time.Second) / time.Second)
-		_, err := p.cli.ContainerStop(cctx, sandboxID, client.ContainerStopOptions{Timeout: &grace})
-		cancel()
+		_, err := p.cli.ContainerStop(ctx, sandboxID, client.ContainerStopOptions{Timeout: &grace})
 		if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) && !cerrdefs.IsConflict(err) {
 			p.log.Warn("sandbox stop failed; removing by force", zap.String("sandbox", sandboxID[:12]), zap.Error(err))
 		}
 	}
-	existed, err := p.remove(sandboxID)
+	rctx, rcancel := context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, errEngineTimeout)
+	defer rcancel()
+	existed, err := p.removeWithin(rctx, sandboxID)
 	if err == nil && existed {
 		p.log.Info("sandbox terminated", zap.String("sandbox", sandboxID[:12]))
 	}
 	return existed, err
 }
 
-// remove force-removes a container and its anonymous volumes on a fresh
-// context, so a create that fails after its caller gave up still cleans up.
-func (p *Provider) remove(id string) (bool, error) {
-	ctx, cancel := p.callCtx(context.Background())
+// removeWithin force-removes a container and its anonymous volumes within
+// ctx's bound.
+func (p *Provider) removeWithin(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err == nil || cerrdefs.IsNotFound(err) {

@@ -52,6 +52,10 @@ type Provider struct {
 	known knownSandboxes
 
 	grants []provider.VolumeGrant // volumes not ours that the operator allowed
+	// life ends at Close; background removals (cleanup.go) run under it.
+	life     context.Context
+	endLife  context.CancelFunc
+	cleanups sync.WaitGroup
 }
 
 // timing holds every bound the provider applies on its own. Tests shrink
@@ -66,6 +70,12 @@ type timing struct {
 	killWait    time.Duration // kill frame, then this long before the kill exec
 	stopGrace   time.Duration // terminate: SIGTERM, then SIGKILL after this
 	helperStart time.Duration // a store helper never started after this long is an orphan
+	// refusalSettle: an exec the runtime refused in a sandbox the engine
+	// still calls running waits this long for it to stop (a terminate
+	// racing the exec) before the refusal is reported as transient.
+	refusalSettle time.Duration
+	cleanupMax    time.Duration // a background removal retries this long in all
+	closeWait     time.Duration // Close waits this long for background removals
 }
 
 var defaultTiming = timing{
@@ -78,6 +88,10 @@ var defaultTiming = timing{
 	killWait:    time.Second,
 	stopGrace:   3 * time.Second,
 	helperStart: 5 * time.Minute,
+
+	refusalSettle: 2 * time.Second,
+	cleanupMax:    2 * time.Minute,
+	closeWait:     5 * time.Second,
 }
 
 // New builds a provider for the engine the usual Docker environment names
@@ -90,6 +104,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 
 func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
 	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}, grants: slices.Clone(cfg.AllowVolumes)}
+	p.life, p.endLife = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}
@@ -118,6 +133,7 @@ func (p *Provider) Info() provider.Info {
 			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
 		},
+		CallTimeout: p.timing.api,
 	}
 }
 
@@ -154,10 +170,13 @@ func (p *Provider) Close() error {
 	if p.stopSweep != nil {
 		p.stopSweep()
 	}
+	p.awaitCleanups()
 	return p.cli.Close()
 }
 
-// callCtx bounds one control call. Its cancel func must be called.
+// callCtx bounds one call: a provider method as a whole, or one engine
+// call within it (a bound inside another ends with the outer one). Its
+// cancel func must be called.
 func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, p.timing.api, errEngineTimeout)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -25,7 +26,10 @@ type engineProxy struct {
 	conns  map[net.Conn]bool
 	frozen bool
 	thaw   *sync.Cond
-	wg     sync.WaitGroup
+	// freezeAt, when set, freezes the engine at the first request that
+	// matches it, that request included.
+	freezeAt *regexp.Regexp
+	wg       sync.WaitGroup
 }
 
 func startProxy(t *testing.T) *engineProxy {
@@ -92,6 +96,15 @@ func (px *engineProxy) setFrozen(f bool) {
 	px.thaw.Broadcast()
 }
 
+// freezeOn makes the engine hang from the first request matching pattern
+// (say `POST /v[0-9.]+/containers/[0-9a-f]+/start`): the engine gets as far
+// as the request before it, and never sees that one until setFrozen(false).
+func (px *engineProxy) freezeOn(pattern string) {
+	px.mu.Lock()
+	px.freezeAt = regexp.MustCompile(pattern)
+	px.mu.Unlock()
+}
+
 func (px *engineProxy) serve(c net.Conn) {
 	up, err := px.upstream.Dialer()(px.t.Context())
 	if err != nil {
@@ -110,18 +123,23 @@ func (px *engineProxy) serve(c net.Conn) {
 		up.Close()
 	}()
 	var wg sync.WaitGroup
-	wg.Go(func() { px.pump(up, c); up.Close() })
-	px.pump(c, up)
+	wg.Go(func() { px.pump(up, c, true); up.Close() })
+	px.pump(c, up, false)
 	c.Close()
 	wg.Wait()
 }
 
-// pump copies src to dst, holding every chunk while frozen.
-func (px *engineProxy) pump(dst io.Writer, src io.Reader) {
+// pump copies src to dst, holding every chunk while frozen. requests: src
+// is the provider's side, whose chunks freezeAt is matched against (a
+// request's line and headers come in one write).
+func (px *engineProxy) pump(dst io.Writer, src io.Reader, requests bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		px.mu.Lock()
+		if requests && px.freezeAt != nil && px.freezeAt.Match(buf[:n]) {
+			px.freezeAt, px.frozen = nil, true
+		}
 		for px.frozen {
 			px.thaw.Wait()
 		}

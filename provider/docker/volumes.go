@@ -22,6 +22,8 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, path
 	if limit <= 0 {
 		limit = 1000
 	}
+	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
+	defer cancel()
 	if err := p.checkStoreVolume(ctx, owner, root); err != nil {
 		return nil, false, err
 	}

@@ -49,7 +49,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	}
 	dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
 	if err != nil {
-		return nil, err
+		return nil, p.goneOr(sandboxID, err)
 	}
 	// The process starts in the directory the check opened, named through
 	// the open descriptor: a link swapped after the check cannot move it
@@ -60,7 +60,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	env := buildEnv(m.Spec.Env, req.Env, root)
 	bin, err := lookPath(req.Argv[0], envValue(env, "PATH"), dir)
 	if err != nil {
-		return nil, err
+		return nil, p.goneOr(sandboxID, err)
 	}
 	if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
 		// Relative to the working directory the child changes into: a

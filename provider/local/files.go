@@ -25,6 +25,10 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return p.goneOr(sandboxID, p.writeFile(sandboxID, filePath, data, mode))
+}
+
+func (p *Provider) writeFile(sandboxID, filePath string, data []byte, mode *uint32) error {
 	m, err := p.lookup(sandboxID)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"syscall"
@@ -43,6 +44,19 @@ func validID(id string) bool {
 
 func notFound(id string) error {
 	return protocol.Errorf(protocol.KindNotFound, "sandbox %q not found", id)
+}
+
+// goneOr is not_found when the sandbox went away under a call (a terminate
+// raced it: its root vanished between the lookup and the open), err
+// otherwise.
+func (p *Provider) goneOr(id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Lstat(p.sandboxDir(id)); errors.Is(statErr, fs.ErrNotExist) {
+		return notFound(id)
+	}
+	return err
 }
 
 // validVolumeName accepts 1-64 of [A-Za-z0-9._-] except "." and "..": the
