@@ -28,7 +28,7 @@ import (
 // frames (stdin data for the child when asked, EOF, kill). It returns once
 // the keeper said the child is starting, or with the keeper's reason why it
 // cannot (no such cwd, no such executable).
-func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (_ provider.Process, err error) {
 	if err := validateExec(req); err != nil {
 		return nil, err
 	}
@@ -60,6 +60,14 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		cmd = append(cmd, "-deadline-ms", strconv.FormatInt(max(1, time.Until(d).Milliseconds()), 10))
 	}
 	cmd = append(append(cmd, "--"), req.Argv...)
+	if req.Exclusive {
+		undo := p.running.evict(sandboxID)
+		defer func() {
+			if err != nil {
+				undo()
+			}
+		}()
+	}
 
 	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
 		Cmd: cmd, Env: execEnv(req.Env), AttachStdin: true, AttachStdout: true, AttachStderr: true,
@@ -82,6 +90,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	}
 	proc.oomBefore = st.oomKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
+	p.running.add(proc)
 	return proc, nil
 }
 

@@ -28,6 +28,7 @@ type process struct {
 	oomBefore     int64
 	stopKill      func() bool
 	killed        atomic.Bool
+	evicted       atomic.Bool // an exclusive exec of this sandbox is killing it (running.go)
 	killedAt      atomic.Int64
 	waitOnce      sync.Once
 	status        provider.ExitStatus

@@ -50,6 +50,8 @@ type Provider struct {
 	stopSweep func() // set by startSweep; cancels the sweep and waits for it
 
 	known knownSandboxes
+	// running are the execs this provider started that have not ended.
+	running runningExecs
 
 	grants []provider.VolumeGrant // volumes not ours that the operator allowed
 	// life ends at Close; background removals (cleanup.go) run under it.

@@ -26,6 +26,10 @@ import (
 func (pr *process) Wait() (provider.ExitStatus, error) {
 	pr.waitOnce.Do(func() {
 		pr.status, pr.err = pr.wait()
+		pr.p.running.remove(pr)
+		if pr.evicted.Load() && pr.err == nil && pr.status.Signal == "SIGKILL" {
+			pr.status.Killed = true // by an exclusive exec beside it
+		}
 		pr.finish()
 	})
 	return pr.status, pr.err
