@@ -40,7 +40,7 @@ func TestEveryFormOnEverySurface(t *testing.T) {
 	}
 	h := spawnLive(t, liveOpts{args: []string{"--log-level", "debug"}, keepRaw: true, keepOut: true})
 	h.init("forms-install", map[string]any{"credentials": creds})
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "/work"}}})
+	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
 
 	tags := map[string]string{}
 	errors := map[string]string{}

@@ -88,7 +88,7 @@ func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 		if k.name == "docker" {
 			removeVolumesLater(t, vol)
 		}
-		box := h.create(k.spec(map[string]any{"volumes": []map[string]any{{"name": vol, "path": "/data"}}}))
+		box := h.create(k.spec(map[string]any{"volumes": []map[string]any{{"name": vol, "path": "data"}}}))
 		var res protocol.ExecResult
 		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "done", "argv": []string{"true"}}, &res)
 		gone := h.create(k.spec(nil))
@@ -165,7 +165,7 @@ func dockerCreateCases(k kindHost) []kindCase {
 	return []kindCase{
 		{"create on a network the engine lacks", protocol.MethodSandboxCreate, create(map[string]any{"network": "resident-no-such-net"}), []protocol.Kind{protocol.KindInvalidRequest}},
 		{"create on bridge, which the test engine lacks", protocol.MethodSandboxCreate, create(map[string]any{"network": "bridge"}), []protocol.Kind{protocol.KindInvalidRequest}},
-		{"create with a relative mount path", protocol.MethodSandboxCreate, create(map[string]any{"volumes": []map[string]any{{"name": "kinds-rel", "path": "rel/path"}}}), []protocol.Kind{protocol.KindInvalidRequest}},
+		{"create with a mount path that climbs out", protocol.MethodSandboxCreate, create(map[string]any{"volumes": []map[string]any{{"name": "kinds-rel", "path": "../up"}}}), []protocol.Kind{protocol.KindInvalidRequest}},
 		{"create with an image from a registry that does not answer", protocol.MethodSandboxCreate, create(map[string]any{"image": "127.0.0.1:1/resident-missing:v1"}), []protocol.Kind{protocol.KindTransient, protocol.KindNotFound}},
 		{"create with a malformed image name", protocol.MethodSandboxCreate, create(map[string]any{"image": "Not A/Valid::Ref"}), []protocol.Kind{protocol.KindInvalidRequest}},
 	}
