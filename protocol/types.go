@@ -12,6 +12,9 @@ type InitializeParams struct {
 	TagPrefix           string            `json:"tag_prefix,omitempty"`
 }
 
+// InitializeResult describes the resident and its provider: every optional
+// ability (Capabilities), every bound (Limits) and the closed set of error
+// kinds, so a host never learns them from a failure.
 type InitializeResult struct {
 	ResidentVersion string       `json:"resident_version"`
 	ProtocolVersion int          `json:"protocol_version"`
@@ -23,6 +26,7 @@ type InitializeResult struct {
 	OwnerTag string `json:"owner_tag"`
 }
 
+// ProviderInfo names the provider the resident loaded.
 type ProviderInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
@@ -81,21 +85,29 @@ type Spec struct {
 	PidsLimit int64 `json:"pids_limit,omitempty"`
 }
 
+// VolumeMount mounts a store volume into a sandbox at Path (relative paths
+// are taken in the work directory). Volumes are owner-scoped: another
+// install's looks missing.
 type VolumeMount struct {
 	Name     string `json:"name"`
 	Path     string `json:"path"`
 	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
+// CreateParams are sandbox/create's: the spec, and host tags (owner-shaped
+// keys and the resident's namespace are refused).
 type CreateParams struct {
 	Spec Spec              `json:"spec"`
 	Tags map[string]string `json:"tags,omitempty"`
 }
 
+// CreateResult holds the new sandbox's opaque id.
 type CreateResult struct {
 	SandboxID string `json:"sandbox_id"`
 }
 
+// ExecParams start one process in a sandbox: argv, never a shell string.
+// ExecID is the host's name for it, in use until it answers.
 type ExecParams struct {
 	SandboxID string            `json:"sandbox_id"`
 	Argv      []string          `json:"argv"`
@@ -107,6 +119,8 @@ type ExecParams struct {
 	ExecID    string            `json:"exec_id"`
 }
 
+// ExecResult is how an exec ended. An exec's own timeout is a result with
+// TimedOut, not an error; byte counts are before the cap and scrubbing.
 type ExecResult struct {
 	ExitCode      int    `json:"exit_code"`
 	TimedOut      bool   `json:"timed_out"`
@@ -120,22 +134,29 @@ type ExecResult struct {
 	DurationMS    int64  `json:"duration_ms"`
 }
 
+// ExecStdinParams write to the stdin of an exec started with stdin; EOF
+// closes it after Data.
 type ExecStdinParams struct {
 	ExecID string `json:"exec_id"`
 	Data   []byte `json:"data,omitempty"`
 	EOF    bool   `json:"eof,omitempty"`
 }
 
+// ExecKillParams name the exec whose whole process tree is killed.
 type ExecKillParams struct {
 	ExecID string `json:"exec_id"`
 }
 
+// ExecOutput is one chunk of an exec's stdout or stderr, scrubbed; every
+// chunk of an exec reaches the host before its response.
 type ExecOutput struct {
 	ExecID string `json:"exec_id"`
 	Stream string `json:"stream"`
 	Data   []byte `json:"data"`
 }
 
+// WriteFileParams put Data at Path in a running sandbox, as its own user;
+// Mode nil keeps an existing file's permission bits (0644 for a new file).
 type WriteFileParams struct {
 	SandboxID string  `json:"sandbox_id"`
 	Path      string  `json:"path"`
@@ -143,10 +164,13 @@ type WriteFileParams struct {
 	Mode      *uint32 `json:"mode,omitempty"`
 }
 
+// WriteFileResult counts the bytes written.
 type WriteFileResult struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// Sandbox is one owned sandbox as list_owned reports it; CreatedAt is UTC in
+// whole seconds on every provider.
 type Sandbox struct {
 	SandboxID string            `json:"sandbox_id"`
 	Tags      map[string]string `json:"tags"`
@@ -163,31 +187,39 @@ const (
 	StateUnknown = "unknown"
 )
 
+// ListOwnedResult lists exactly the sandboxes this install owns.
 type ListOwnedResult struct {
 	Sandboxes []Sandbox `json:"sandboxes"`
 }
 
+// SandboxIDParams name one sandbox.
 type SandboxIDParams struct {
 	SandboxID string `json:"sandbox_id"`
 }
 
+// ReadOwnerResult is the sandbox's owner under this session's owner tag,
+// null when it has none (or an ambiguous one).
 type ReadOwnerResult struct {
 	Owner *string `json:"owner"`
 }
 
+// TerminateResult says whether the sandbox existed; terminate is idempotent.
 type TerminateResult struct {
 	Existed bool `json:"existed"`
 }
 
+// Volume is one store volume this install may see.
 type Volume struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// ListVolumesResult lists this install's volumes and the operator's grants.
 type ListVolumesResult struct {
 	Volumes []Volume `json:"volumes"`
 }
 
+// ListDirParams name a directory in a volume; Limit 0 means the default.
 type ListDirParams struct {
 	Root  string `json:"root"`
 	Path  string `json:"path"`
@@ -202,6 +234,7 @@ const (
 	EntryOther   = "other"
 )
 
+// DirEntry is one directory entry; a symlink is reported, never followed.
 type DirEntry struct {
 	Name  string    `json:"name"`
 	Type  string    `json:"type"`
@@ -209,32 +242,41 @@ type DirEntry struct {
 	Mtime time.Time `json:"mtime"`
 }
 
+// ListDirResult holds at most the limit of entries; Truncated says more exist.
 type ListDirResult struct {
 	Entries   []DirEntry `json:"entries"`
 	Truncated bool       `json:"truncated"`
 }
 
+// ReadFileParams stream one regular file of a volume as store/data
+// notifications tagged StreamID.
 type ReadFileParams struct {
 	Root     string `json:"root"`
 	Path     string `json:"path"`
 	StreamID string `json:"stream_id"`
 }
 
+// ReadFileResult checks a finished read: the bytes the host received (after
+// scrubbing, Redacted says whether it changed them) and their SHA-256.
 type ReadFileResult struct {
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
 	Redacted bool   `json:"redacted"`
 }
 
+// StoreData is one chunk of a store/read_file.
 type StoreData struct {
 	StreamID string `json:"stream_id"`
 	Data     []byte `json:"data"`
 }
 
+// CredentialsExpired is sent once when the credentials expire; the session
+// then ends with exit code 3.
 type CredentialsExpired struct {
 	Message string `json:"message"`
 }
 
+// PullProgress reports an image pull during sandbox/create.
 type PullProgress struct {
 	Image   string `json:"image"`
 	Status  string `json:"status"`
@@ -242,6 +284,8 @@ type PullProgress struct {
 	Total   int64  `json:"total,omitempty"`
 }
 
+// CancelParams name the request ($/cancelRequest) the host no longer wants;
+// the resident still answers it, with cancelled.
 type CancelParams struct {
 	ID any `json:"id"`
 }
