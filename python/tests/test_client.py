@@ -131,10 +131,13 @@ def test_errors_are_typed(client, sandbox, call, kind):
     assert info.value.kind == kind.kind and info.value.code is not None and info.value.method
 
 
-def test_reused_exec_id_is_conflict(client, sandbox):
-    client.exec(sandbox, ["true"], exec_id="same-id")
+def test_an_exec_id_in_use_is_conflict_and_free_once_answered(client, sandbox):
+    running = client.start_exec(sandbox, ["sleep", "60"], exec_id="same-id")
     with pytest.raises(resident.Conflict):
         client.exec(sandbox, ["true"], exec_id="same-id")
+    running.kill()
+    running.result(timeout=60)
+    assert client.exec(sandbox, ["true"], exec_id="same-id").exit_code == 0
 
 
 def test_concurrent_execs_from_many_threads(client, sandbox):
