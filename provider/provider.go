@@ -198,4 +198,10 @@ type Config struct {
 	// AllowVolumes are the volumes the resident did not create that the
 	// operator lets every install browse and mount (--allow-volume).
 	AllowVolumes []VolumeGrant
+	// Args are the command line's words after "--": the external
+	// provider's program and its arguments.
+	Args []string
+	// CallTimeout, when set, is the deadline of one call to a provider
+	// that runs as a separate program (external).
+	CallTimeout time.Duration
 }

@@ -133,10 +133,10 @@ type TerminateResult struct {
 }
 
 type WriteFileParams struct {
-	SandboxID string `json:"sandbox_id"`
-	Path      string `json:"path"`
-	Data      []byte `json:"data"`
-	Mode      uint32 `json:"mode"`
+	SandboxID string  `json:"sandbox_id"`
+	Path      string  `json:"path"`
+	Data      []byte  `json:"data"`
+	Mode      *uint32 `json:"mode,omitempty"`
 }
 
 type ExecStartParams struct {
@@ -193,7 +193,14 @@ type ListVolumesResult struct {
 	Volumes []protocol.Volume `json:"volumes"`
 }
 
+// ListVolumesParams names the install asking: store volumes are
+// owner-scoped like sandboxes (protocol.md §4.10).
+type ListVolumesParams struct {
+	Owner Owner `json:"owner"`
+}
+
 type ListDirParams struct {
+	Owner Owner  `json:"owner"`
 	Root  string `json:"root"`
 	Path  string `json:"path"`
 	Limit int    `json:"limit"`
@@ -205,6 +212,7 @@ type ListDirResult struct {
 }
 
 type ReadFileParams struct {
+	Owner    Owner  `json:"owner"`
 	Root     string `json:"root"`
 	Path     string `json:"path"`
 	StreamID string `json:"stream_id"`
