@@ -17,10 +17,13 @@ type outBuffer struct {
 	err    error
 	// onRead, when set, is told how many bytes the reader took (credit).
 	onRead func(int)
+	// started is closed by the first data or the end.
+	started chan struct{}
+	once    sync.Once
 }
 
 func newOutBuffer(e *process) *outBuffer {
-	b := &outBuffer{e: e}
+	b := &outBuffer{e: e, started: make(chan struct{})}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -33,6 +36,7 @@ func (b *outBuffer) push(data []byte) {
 	b.chunks = append(b.chunks, data)
 	b.mu.Unlock()
 	b.cond.Signal()
+	b.once.Do(func() { close(b.started) })
 }
 
 func (b *outBuffer) close() { b.closeWith(nil) }

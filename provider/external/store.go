@@ -45,7 +45,18 @@ func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, pat
 		rs.done <- err
 		rs.buf.closeWith(err)
 	}()
-	return rs, nil
+	// Answer like the built-in providers: a read that cannot start (no such
+	// file, a directory, a path out of the volume) fails here, not at Read.
+	select {
+	case <-rs.buf.started:
+		return rs, nil
+	case err := <-rs.done:
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		return rs, nil
+	}
 }
 
 func (rs *readStream) Read(b []byte) (int, error) { return rs.buf.Read(b) }
