@@ -29,6 +29,10 @@ type child struct {
 	// cause says why; set before gone closes.
 	cause error
 	stdin io.WriteCloser
+	// drained is closed when stderr reached EOF; watched when the
+	// supervisor has dealt with the child's end.
+	drained chan struct{}
+	watched chan struct{}
 }
 
 // start spawns argv in a process group of its own that dies with the
@@ -46,15 +50,25 @@ func start(argv []string, log *zap.Logger, maxFrame int, handler func(*child, *j
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	// Our own pipe, not StderrPipe: Wait must not close it under the
+	// drain, which reads until every writer (grandchildren too) is gone.
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stderr = stderrW
+	err = cmd.Start()
+	stderrW.Close()
+	if err != nil {
+		stderr.Close()
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "external provider %q: %w", argv[0], err)
 	}
-	c := &child{cmd: cmd, gone: make(chan struct{}), stdin: stdin}
-	go drainStderr(stderr, log)
+	c := &child{cmd: cmd, gone: make(chan struct{}), stdin: stdin, drained: make(chan struct{}), watched: make(chan struct{})}
+	go func() {
+		drainStderr(stderr, log)
+		stderr.Close()
+		close(c.drained)
+	}()
 	stream := &childStream{Stream: wire.NewStream(stdout, stdin, stdin, maxFrame)}
 	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(
 		func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
@@ -138,6 +152,16 @@ func (c *child) stop(grace time.Duration) {
 	case <-time.After(grace):
 		c.kill()
 		<-c.gone
+	}
+}
+
+// settle waits for the supervisor and, a bounded while, for the stderr drain
+// (a grandchild may hold stderr open), so nothing logs after Close.
+func (c *child) settle(grace time.Duration) {
+	<-c.watched
+	select {
+	case <-c.drained:
+	case <-time.After(grace):
 	}
 }
 

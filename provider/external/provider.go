@@ -202,6 +202,7 @@ func (p *Provider) Close() error {
 	p.mu.Unlock()
 	if c != nil {
 		c.stop(stopGrace)
+		c.settle(stopGrace)
 	}
 	return nil
 }

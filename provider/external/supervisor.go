@@ -102,6 +102,7 @@ func (p *Provider) spawn(ctx context.Context) (*child, error) {
 
 // watch ends what a dead child leaves: its execs fail transient.
 func (p *Provider) watch(c *child) {
+	defer close(c.watched)
 	<-c.gone
 	p.mu.Lock()
 	if p.closed {
