@@ -77,7 +77,7 @@ func start(argv []string, log *zap.Logger, maxFrame int, handler func(*child, *j
 			}
 			handler(c, req)
 			return nil, nil
-		}))
+		}), jsonrpc2.SetLogger(zap.NewStdLog(log)))
 	go func() {
 		<-c.conn.DisconnectNotify()
 		// A provider whose stdout ended is leaving or broken: give it a

@@ -1,49 +1,17 @@
-package external_test
+package external
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/external"
 	"github.com/resident-dev/resident/provider/providertest"
 )
-
-// residentBin is the real resident, built once: the external path is tested
-// with real child processes, never an in-process fake.
-var residentBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "resident-external-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	residentBin = filepath.Join(dir, "resident")
-	build := exec.Command("go", "build", "-o", residentBin, "github.com/resident-dev/resident/cmd/resident")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build resident:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
 
 // served opens the external provider over `resident --serve-provider NAME`.
 func served(t *testing.T, name, state string, adjust func(*provider.Config), extra ...string) provider.Provider {
@@ -61,7 +29,7 @@ func served(t *testing.T, name, state string, adjust func(*provider.Config), ext
 		args = append(args, "--allow-volume", g.Name+":"+mode)
 	}
 	cfg.Args = append(args, extra...)
-	p, err := external.New(cfg)
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

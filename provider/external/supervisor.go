@@ -84,7 +84,7 @@ func (p *Provider) spawn(ctx context.Context) (*child, error) {
 	var res wire.InitializeResult
 	if err := p.callOn(ctx, c, wire.MethodInitialize, p.initParams(), &res); err != nil {
 		c.kill()
-		return nil, fmt.Errorf("provider %s initialize: %w", p.name, err)
+		return nil, err
 	}
 	if res.ProtocolVersion != wire.Version {
 		c.kill()
@@ -170,7 +170,12 @@ func (p *Provider) callOn(ctx context.Context, c *child, method string, params, 
 	case callCtx.Err() != nil:
 		p.log.Error("provider missed its deadline; restarting it", stringField("method", method), durationField("deadline", p.callTimeout))
 		c.kill()
+		<-c.gone // the next call must meet a new child, not this one
 		return protocol.Errorf(protocol.KindTransient, "provider %s did not answer %s within %s; it was restarted", p.name, method, p.callTimeout)
+	}
+	var rpcErr *jsonrpc2.Error
+	if !errors.As(err, &rpcErr) {
+		return p.lost(c, method, err) // the connection ended: say why
 	}
 	return asWireError(p.name, method, err)
 }
