@@ -185,6 +185,13 @@ type OwnerMemory interface {
 	KnownOwner(sandboxID, ownerKey string) (owner string, ok bool)
 }
 
+// FixedOwnerKey is the optional ability of a provider that writes one owner
+// tag key of its own whatever the host's tag prefix (an external provider
+// announcing owner_key). The resident then owns sandboxes by that key.
+type FixedOwnerKey interface {
+	OwnerKey() string
+}
+
 // Config is what a provider factory receives.
 type Config struct {
 	// StateDir is a directory the provider may keep state in.

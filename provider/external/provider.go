@@ -58,9 +58,10 @@ type Provider struct {
 }
 
 var (
-	_ provider.Provider   = (*Provider)(nil)
-	_ provider.Store      = (*Provider)(nil)
-	_ provider.FileWriter = (*Provider)(nil)
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.Store         = (*Provider)(nil)
+	_ provider.FileWriter    = (*Provider)(nil)
+	_ provider.FixedOwnerKey = (*Provider)(nil)
 )
 
 // New starts the program in cfg.Args and runs the handshake: the resident
@@ -90,6 +91,10 @@ func New(cfg provider.Config) (provider.Provider, error) {
 	defer cancel()
 	if _, err := p.current(ctx); err != nil {
 		return nil, err
+	}
+	if k := p.described.OwnerKey; k != "" && !provider.OwnerShaped(k) {
+		p.Close()
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "provider %s: owner_key %q must end in -install-id", p.described.Name, k)
 	}
 	p.name = p.described.Name
 	p.log = log.Named("provider." + p.name)
