@@ -27,7 +27,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	e := newProcess(p, c, id, ctx)
 	p.execs[id] = e
 	p.mu.Unlock()
-	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin}
+	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive}
 	if params.Env == nil {
 		params.Env = map[string]string{}
 	}
@@ -121,7 +121,7 @@ func (e *process) consumed(n int) {
 }
 
 func (e *process) exit(m wire.ExecExit) {
-	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled}, fromWireError(m.Error))
+	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled, Killed: m.Killed}, fromWireError(m.Error))
 }
 
 func (e *process) fail(err error) {

@@ -114,7 +114,7 @@ func (p *Provider) initParams() wire.InitializeParams {
 
 func (p *Provider) Info() provider.Info {
 	d := p.described
-	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities}
+	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout}
 }
 
 func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }

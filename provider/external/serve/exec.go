@@ -83,7 +83,7 @@ func (s *Server) startExec(conn *jsonrpc2.Conn, p *wire.ExecStartParams) error {
 	e := &execution{cancel: cancel, window: win}
 	s.execs[p.ExecID] = e
 	s.mu.Unlock()
-	proc, err := s.prov.Exec(ctx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin})
+	proc, err := s.prov.Exec(ctx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.execs, p.ExecID)
@@ -128,7 +128,7 @@ func (s *Server) runExec(conn *jsonrpc2.Conn, id string, e *execution) {
 	go pump(protocol.StreamStderr, e.proc.Stderr())
 	status, err := e.proc.Wait()
 	wg.Wait()
-	exit := wire.ExecExit{ExecID: id, Code: status.Code, Signal: status.Signal, OOMKilled: status.OOMKilled}
+	exit := wire.ExecExit{ExecID: id, Code: status.Code, Signal: status.Signal, OOMKilled: status.OOMKilled, Killed: status.Killed}
 	if err != nil {
 		exit.Error = &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wire.ErrorData{Kind: protocol.KindOf(err)}}
 	}

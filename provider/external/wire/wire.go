@@ -146,6 +146,9 @@ type ExecStartParams struct {
 	Env       map[string]string `json:"env"`
 	Cwd       string            `json:"cwd"`
 	Stdin     bool              `json:"stdin"`
+	// Exclusive: kill every other process of the sandbox first; a provider
+	// that cannot must refuse the exec (invalid_request), never ignore it.
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 type ExecStdinParams struct {
@@ -175,7 +178,9 @@ type ExecExit struct {
 	Code      int    `json:"code"`
 	Signal    string `json:"signal,omitempty"`
 	OOMKilled bool   `json:"oom_killed,omitempty"`
-	Error     *Error `json:"error,omitempty"`
+	// Killed: the provider killed it for another exec's exclusive start.
+	Killed bool   `json:"killed,omitempty"`
+	Error  *Error `json:"error,omitempty"`
 }
 
 // Error is a JSON-RPC error object with the resident's kind.
