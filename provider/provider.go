@@ -185,6 +185,13 @@ type OwnerMemory interface {
 	KnownOwner(sandboxID, ownerKey string) (owner string, ok bool)
 }
 
+// FixedOwnerKey is the optional ability of a provider that writes one owner
+// tag key of its own whatever the host's tag prefix (an external provider
+// announcing owner_key). The resident then owns sandboxes by that key.
+type FixedOwnerKey interface {
+	OwnerKey() string
+}
+
 // Config is what a provider factory receives.
 type Config struct {
 	// StateDir is a directory the provider may keep state in.
@@ -198,4 +205,10 @@ type Config struct {
 	// AllowVolumes are the volumes the resident did not create that the
 	// operator lets every install browse and mount (--allow-volume).
 	AllowVolumes []VolumeGrant
+	// Args are the command line's words after "--": the external
+	// provider's program and its arguments.
+	Args []string
+	// CallTimeout, when set, is the deadline of one call to a provider
+	// that runs as a separate program (external).
+	CallTimeout time.Duration
 }

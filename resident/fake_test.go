@@ -56,7 +56,7 @@ func (f *fakeProvider) called(call string) bool {
 }
 
 func (f *fakeProvider) Info() provider.Info {
-	return provider.Info{Name: "fake", Version: "1", Capabilities: protocol.Capabilities{Stdin: true}, CallTimeout: f.callTimeout}
+	return provider.Info{Name: "fake", Version: "1", Capabilities: protocol.Capabilities{Stdin: true, Store: true, WriteFile: true}, CallTimeout: f.callTimeout}
 }
 
 func (f *fakeProvider) Secrets() provider.SecretPolicy {

@@ -50,6 +50,12 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 		return nil, err
 	}
 	s.owner = provider.Owner{Key: prefix + "-install-id", InstallID: p.InstallID}
+	// A provider that writes one fixed owner key (the original shims) owns
+	// by that key, whatever the prefix: the resident's checks must match
+	// what it writes. initialize's owner_tag tells the host.
+	if fixed, ok := s.prov.(provider.FixedOwnerKey); ok && fixed.OwnerKey() != "" {
+		s.owner.Key = fixed.OwnerKey()
+	}
 
 	s.prov.OnUnauthorized(s.expire)
 	if err := s.prov.ApplyAuth(ctx, p.Credentials); err != nil {

@@ -69,8 +69,16 @@ func newSession(opts Options) *session {
 		shutdownCh: make(chan struct{}),
 	}
 	s.budget = newHostBudget(opts.Limits.MaxHeldRequestBytes, int64(opts.Limits.MaxFrameBytes))
-	s.store, _ = opts.Provider.(provider.Store)
-	s.writer, _ = opts.Provider.(provider.FileWriter)
+	// An optional ability counts when the provider has it and says so: an
+	// external provider implements every interface, and its handshake says
+	// which it has.
+	caps := opts.Provider.Info().Capabilities
+	if st, ok := opts.Provider.(provider.Store); ok && caps.Store {
+		s.store = st
+	}
+	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
+		s.writer = w
+	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
 	return s
 }

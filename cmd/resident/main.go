@@ -56,6 +56,7 @@ func run() int {
 	var allowVolumes volumeGrants
 	flags.Var(&allowVolumes, "allow-volume", "let every install browse and mount `NAME[:rw]`, a volume the resident did not create, read-only unless :rw (repeatable)")
 	showVersion := flags.Bool("version", false, "print the version and exit")
+	serveName := flags.String("serve-provider", "", "serve the named built-in provider over the external provider protocol (docs/provider-protocol.md) to a parent resident, instead of serving a host")
 	flags.Usage = func() { usage(flags) }
 	if err := flags.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,6 +77,10 @@ func run() int {
 	}
 	defer func() { _ = log.Sync() }()
 
+	if *serveName != "" {
+		return serveProvider(*serveName, provider.Config{StateDir: *stateDir, Logger: log, AllowVolumes: allowVolumes}, frames)
+	}
+
 	notifier := &resident.Notifier{}
 	if len(allowVolumes) > 0 {
 		log.Info("volumes allowed by the operator", zap.Stringer("allow_volume", &allowVolumes))
@@ -85,6 +90,7 @@ func run() int {
 		Logger:       log, // each provider names its own child logger
 		Notify:       notifier.Notify,
 		AllowVolumes: allowVolumes,
+		Args:         flags.Args(),
 	})
 	if err != nil {
 		log.Error("cannot load provider", zap.Error(err))
@@ -160,6 +166,9 @@ func usage(flags *flag.FlagSet) {
 	out := flags.Output()
 	fmt.Fprintf(out, "resident %s: serves one compute provider to a host over JSON-RPC 2.0 on stdin/stdout.\n\n", version)
 	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [--allow-volume NAME[:rw]]...")
+	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [-- PROVIDER-COMMAND...]")
+	fmt.Fprintln(out, "       resident --provider external -- CMD [ARGS...]   run CMD as the provider (docs/provider-protocol.md)")
+	fmt.Fprintln(out, "       resident --serve-provider NAME                 serve a built-in provider over that protocol")
 	fmt.Fprintln(out, "\nproviders:")
 	for _, name := range provider.Names() {
 		fmt.Fprintf(out, "  %-8s %s\n", name, provider.Summary(name))

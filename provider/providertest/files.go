@@ -16,8 +16,8 @@ func perm(mode uint32) *uint32 { return &mode }
 func runWriteFile(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	fw, ok := e.p.(provider.FileWriter)
-	if !ok {
-		t.Skip("provider does not implement provider.FileWriter")
+	if !ok || !e.p.Info().Capabilities.WriteFile {
+		t.Skip("provider cannot write files")
 	}
 	id := e.create(protocol.Spec{}, nil)
 	write := func(t *testing.T, path, data string, mode uint32) {

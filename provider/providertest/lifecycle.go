@@ -155,7 +155,7 @@ func runLifecycle(t *testing.T, h Harness) {
 			wantKind(t, "ReadOwner("+id+")", err, protocol.KindNotFound)
 			_, err = e.p.Exec(ctx(t), id, provider.ExecRequest{Argv: []string{"true"}})
 			wantKind(t, "Exec("+id+")", err, protocol.KindNotFound)
-			if fw, ok := e.p.(provider.FileWriter); ok {
+			if fw, ok := e.p.(provider.FileWriter); ok && e.p.Info().Capabilities.WriteFile {
 				err := fw.WriteFile(ctx(t), id, "f", []byte("x"), nil)
 				wantKind(t, "WriteFile("+id+")", err, protocol.KindNotFound)
 			}

@@ -24,8 +24,8 @@ var seedFiles = map[string]string{
 func runStore(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	st, ok := e.p.(provider.Store)
-	if !ok {
-		t.Skip("provider does not implement provider.Store")
+	if !ok || !e.p.Info().Capabilities.Store {
+		t.Skip("provider has no store")
 	}
 	if h.Volume == nil {
 		t.Fatal("provider implements provider.Store but Harness.Volume is nil")

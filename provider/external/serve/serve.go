@@ -1,0 +1,306 @@
+// Package serve serves a Go provider over the external provider protocol
+// (docs/provider-protocol.md), so that `resident --serve-provider NAME` is
+// an external provider too, and the conformance suite can run over the
+// external path with a provider whose behaviour is known.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"go.uber.org/zap"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/external/wire"
+)
+
+// maxFrame bounds the frames this side reads before initialize says more.
+const maxFrame = 16 << 20
+
+// Serve runs the protocol over r and w for prov until the resident closes
+// its end or sends shutdown. The caller opened prov with a Config whose
+// Notify forwards to Progress (see Server.Progress).
+func Serve(ctx context.Context, r io.Reader, w io.Writer, prov provider.Provider, log *zap.Logger) error {
+	s := New(prov, log)
+	return s.Serve(ctx, r, w)
+}
+
+// Server is one served session.
+type Server struct {
+	prov provider.Provider
+	log  *zap.Logger
+
+	mu       sync.Mutex
+	conn     *jsonrpc2.Conn
+	execs    map[string]*execution
+	reads    map[string]*window
+	requests map[string]context.CancelFunc
+	window   int64
+	done     chan struct{}
+	once     sync.Once
+}
+
+// New prepares a server; Serve starts it.
+func New(prov provider.Provider, log *zap.Logger) *Server {
+	return &Server{prov: prov, log: log, execs: map[string]*execution{}, reads: map[string]*window{},
+		requests: map[string]context.CancelFunc{}, window: 1 << 20, done: make(chan struct{})}
+}
+
+// Progress forwards a provider's notification (image pull progress) to the
+// resident; pass it as provider.Config.Notify.
+func (s *Server) Progress(method string, params any) {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil && method == protocol.NotifyPullProgress {
+		_ = conn.Notify(context.Background(), wire.NotifyProgress, params)
+	}
+}
+
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	var closer io.Closer = nopCloser{}
+	if c, ok := w.(io.Closer); ok {
+		closer = c
+	}
+	stream := wire.NewStream(r, w, closer, maxFrame)
+	conn := jsonrpc2.NewConn(ctx, stream, jsonrpc2.AsyncHandler(jsonrpc2.HandlerWithError(s.handle)))
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
+	s.prov.OnUnauthorized(func(reason string) {
+		_ = conn.Notify(context.Background(), wire.NotifyUnauthorized, wire.Unauthorized{Reason: reason})
+	})
+	select {
+	case <-conn.DisconnectNotify():
+	case <-s.done:
+		_ = conn.Close()
+	case <-ctx.Done():
+		_ = conn.Close()
+	}
+	s.killAll()
+	return nil
+}
+
+func (s *Server) killAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.execs {
+		e.cancel()
+	}
+	for _, cancel := range s.requests {
+		cancel()
+	}
+}
+
+// handle serves one message; errors become wire errors with their kind.
+func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	if req.Notif {
+		s.notification(req)
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	key := req.ID.String()
+	s.mu.Lock()
+	s.requests[key] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.requests, key)
+		s.mu.Unlock()
+		cancel()
+	}()
+	res, err := s.serve(ctx, conn, req)
+	if err != nil {
+		kind := protocol.KindOf(err)
+		data, _ := json.Marshal(wire.ErrorData{Kind: kind})
+		raw := json.RawMessage(data)
+		return nil, &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: &raw}
+	}
+	return res, nil
+}
+
+func decode[T any](req *jsonrpc2.Request) (*T, error) {
+	var p T
+	if req.Params != nil {
+		if err := json.Unmarshal(*req.Params, &p); err != nil {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "%s params: %v", req.Method, err)
+		}
+	}
+	return &p, nil
+}
+
+func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case wire.MethodInitialize:
+		p, err := decode[wire.InitializeParams](req)
+		if err != nil {
+			return nil, err
+		}
+		if p.ProtocolVersion != wire.Version {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "protocol_version %d is not %d", p.ProtocolVersion, wire.Version)
+		}
+		if p.ExecWindowBytes > 0 {
+			s.mu.Lock()
+			s.window = p.ExecWindowBytes
+			s.mu.Unlock()
+		}
+		return Describe(s.prov), nil
+	case wire.MethodAuthApply:
+		p, err := decode[wire.AuthApplyParams](req)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Empty{}, s.prov.ApplyAuth(ctx, p.Credentials)
+	case wire.MethodCreate:
+		p, err := decode[wire.CreateParams](req)
+		if err != nil {
+			return nil, err
+		}
+		id, err := s.prov.Create(ctx, p.Spec, provider.Owner{Key: p.Owner.Key, InstallID: p.Owner.InstallID}, p.Tags)
+		return wire.CreateResult{SandboxID: id}, err
+	case wire.MethodListOwned:
+		p, err := decode[wire.ListOwnedParams](req)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.prov.ListOwned(ctx, provider.Owner{Key: p.Owner.Key, InstallID: p.Owner.InstallID})
+		out := wire.ListOwnedResult{Sandboxes: []wire.Sandbox{}}
+		for _, sb := range list {
+			out.Sandboxes = append(out.Sandboxes, wire.Sandbox(sb))
+		}
+		return out, err
+	case wire.MethodReadOwner:
+		p, err := decode[wire.ReadOwnerParams](req)
+		if err != nil {
+			return nil, err
+		}
+		owner, err := s.prov.ReadOwner(ctx, p.SandboxID, p.OwnerKey)
+		return wire.ReadOwnerResult{Owner: owner}, err
+	case wire.MethodTerminate:
+		p, err := decode[wire.SandboxParams](req)
+		if err != nil {
+			return nil, err
+		}
+		existed, err := s.prov.Terminate(ctx, p.SandboxID)
+		return wire.TerminateResult{Existed: existed}, err
+	case wire.MethodWriteFile:
+		p, err := decode[wire.WriteFileParams](req)
+		if err != nil {
+			return nil, err
+		}
+		fw, ok := s.prov.(provider.FileWriter)
+		if !ok {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "this provider cannot write files")
+		}
+		return wire.Empty{}, fw.WriteFile(ctx, p.SandboxID, p.Path, p.Data, p.Mode)
+	case wire.MethodExecStart:
+		p, err := decode[wire.ExecStartParams](req)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Empty{}, s.startExec(conn, p)
+	case wire.MethodExecStdin:
+		p, err := decode[wire.ExecStdinParams](req)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Empty{}, s.writeStdin(p)
+	case wire.MethodExecKill:
+		p, err := decode[wire.ExecIDParams](req)
+		if err != nil {
+			return nil, err
+		}
+		if e := s.exec(p.ExecID); e != nil {
+			e.cancel()
+		}
+		return wire.Empty{}, nil
+	case wire.MethodListVolumes, wire.MethodListDir, wire.MethodReadFile:
+		return s.store(ctx, conn, req)
+	case wire.MethodShutdown:
+		s.once.Do(func() { close(s.done) })
+		return wire.Empty{}, nil
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not part of the provider protocol", req.Method)}
+}
+
+func (s *Server) notification(req *jsonrpc2.Request) {
+	switch req.Method {
+	case wire.NotifyExecCredit:
+		if p, err := decode[wire.ExecCredit](req); err == nil {
+			if e := s.exec(p.ExecID); e != nil {
+				e.window.grant(p.Bytes)
+			}
+		}
+	case wire.NotifyStoreCredit:
+		if p, err := decode[wire.StoreCredit](req); err == nil {
+			s.mu.Lock()
+			w := s.reads[p.StreamID]
+			s.mu.Unlock()
+			if w != nil {
+				w.grant(p.Bytes)
+			}
+		}
+	case wire.MethodCancel:
+		if p, err := decode[wire.CancelParams](req); err == nil {
+			id := jsonrpc2.ID{}
+			if raw, err := json.Marshal(p.ID); err == nil && json.Unmarshal(raw, &id) == nil {
+				s.mu.Lock()
+				cancel := s.requests[id.String()]
+				s.mu.Unlock()
+				if cancel != nil {
+					cancel()
+				}
+			}
+		}
+	}
+}
+
+func (s *Server) exec(id string) *execution {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.execs[id]
+}
+
+func (s *Server) writeStdin(p *wire.ExecStdinParams) error {
+	e := s.exec(p.ExecID)
+	if e == nil {
+		return protocol.Errorf(protocol.KindNotFound, "exec %q not found", p.ExecID)
+	}
+	in := e.proc.Stdin()
+	if in == nil {
+		return protocol.Errorf(protocol.KindConflict, "exec %q has no stdin", p.ExecID)
+	}
+	if len(p.Data) > 0 {
+		if _, err := in.Write(p.Data); err != nil {
+			return protocol.Errorf(protocol.KindConflict, "exec %q stdin: %v", p.ExecID, err)
+		}
+	}
+	if p.EOF {
+		return in.Close()
+	}
+	return nil
+}
+
+// Describe is a provider's initialize result.
+func Describe(prov provider.Provider) wire.InitializeResult {
+	info := prov.Info()
+	sec := prov.Secrets()
+	out := wire.InitializeResult{
+		ProtocolVersion: wire.Version, Name: info.Name, Version: info.Version, Capabilities: info.Capabilities,
+		Secrets: wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
+	}
+	for _, t := range sec.Tokens {
+		out.Secrets.TokenPatterns = append(out.Secrets.TokenPatterns, wire.TokenPattern{
+			Name: t.Name, Regexp: t.Regexp.String(), Prefixes: t.Prefixes, MaxLen: t.MaxLen})
+	}
+	return out
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

@@ -1,0 +1,245 @@
+// Package wire is the external provider protocol (docs/provider-protocol.md):
+// its method names and message types, shared by the resident's client side
+// (package external) and the server side that serves a Go provider over it
+// (package external/serve).
+package wire
+
+import (
+	"time"
+
+	"github.com/resident-dev/resident/protocol"
+)
+
+// Version is the protocol version both sides pass in initialize.
+const Version = 1
+
+// DescribeEnv, set to 1 in a provider's environment, asks it for one frame
+// holding its InitializeResult on stdout, then exit 0.
+const DescribeEnv = "RESIDENT_PROVIDER_DESCRIBE"
+
+// Requests, resident to provider.
+const (
+	MethodInitialize   = "initialize"
+	MethodAuthApply    = "auth/apply"
+	MethodCreate       = "sandbox/create"
+	MethodListOwned    = "sandbox/list_owned"
+	MethodReadOwner    = "sandbox/read_owner"
+	MethodTerminate    = "sandbox/terminate"
+	MethodWriteFile    = "sandbox/write_file"
+	MethodExecStart    = "exec/start"
+	MethodExecStdin    = "exec/stdin"
+	MethodExecKill     = "exec/kill"
+	MethodListVolumes  = "store/list_volumes"
+	MethodListDir      = "store/list_dir"
+	MethodReadFile     = "store/read_file"
+	MethodShutdown     = "shutdown"
+	MethodCancel       = "$/cancelRequest"
+	NotifyExecCredit   = "exec/credit"
+	NotifyStoreCredit  = "store/credit"
+	NotifyExecOutput   = "exec/output"
+	NotifyExecExit     = "exec/exit"
+	NotifyStoreData    = "store/data"
+	NotifyUnauthorized = "provider/unauthorized"
+	NotifyProgress     = "provider/progress"
+)
+
+// InitializeParams opens a session with a provider.
+type InitializeParams struct {
+	ProtocolVersion int     `json:"protocol_version"`
+	ResidentVersion string  `json:"resident_version"`
+	MaxFrameBytes   int     `json:"max_frame_bytes"`
+	ExecWindowBytes int64   `json:"exec_window_bytes"`
+	CallTimeoutS    float64 `json:"call_timeout_s"`
+}
+
+// InitializeResult is the provider's description of itself.
+type InitializeResult struct {
+	ProtocolVersion int                   `json:"protocol_version"`
+	Name            string                `json:"name"`
+	Version         string                `json:"version"`
+	Capabilities    protocol.Capabilities `json:"capabilities"`
+	Secrets         Secrets               `json:"secrets"`
+	// OwnerKey, when set, is the fixed owner tag key the provider writes.
+	OwnerKey string `json:"owner_key,omitempty"`
+}
+
+// Secrets is a provider's secret policy as data.
+type Secrets struct {
+	EnvPrefixes   []string       `json:"env_prefixes"`
+	TokenPatterns []TokenPattern `json:"token_patterns"`
+}
+
+// TokenPattern is a token shape as RE2 source; Prefixes and MaxLen are
+// derived by the resident when absent.
+type TokenPattern struct {
+	Name     string   `json:"name"`
+	Regexp   string   `json:"regexp"`
+	Prefixes []string `json:"prefixes,omitempty"`
+	MaxLen   int      `json:"max_len,omitempty"`
+}
+
+// Owner names the owner tag of a sandbox.
+type Owner struct {
+	Key       string `json:"key"`
+	InstallID string `json:"install_id"`
+}
+
+type AuthApplyParams struct {
+	Credentials map[string]string `json:"credentials"`
+}
+
+type CreateParams struct {
+	Spec  protocol.Spec     `json:"spec"`
+	Owner Owner             `json:"owner"`
+	Tags  map[string]string `json:"tags"`
+}
+
+type CreateResult struct {
+	SandboxID string `json:"sandbox_id"`
+}
+
+type ListOwnedParams struct {
+	Owner Owner `json:"owner"`
+}
+
+// Sandbox is one sandbox as a provider lists it.
+type Sandbox struct {
+	SandboxID string            `json:"sandbox_id"`
+	Tags      map[string]string `json:"tags"`
+	CreatedAt time.Time         `json:"created_at"`
+	State     string            `json:"state"`
+	Image     string            `json:"image,omitempty"`
+}
+
+type ListOwnedResult struct {
+	Sandboxes []Sandbox `json:"sandboxes"`
+}
+
+type ReadOwnerParams struct {
+	SandboxID string `json:"sandbox_id"`
+	OwnerKey  string `json:"owner_key"`
+}
+
+type ReadOwnerResult struct {
+	Owner string `json:"owner"`
+}
+
+type SandboxParams struct {
+	SandboxID string `json:"sandbox_id"`
+}
+
+type TerminateResult struct {
+	Existed bool `json:"existed"`
+}
+
+type WriteFileParams struct {
+	SandboxID string  `json:"sandbox_id"`
+	Path      string  `json:"path"`
+	Data      []byte  `json:"data"`
+	Mode      *uint32 `json:"mode,omitempty"`
+}
+
+type ExecStartParams struct {
+	ExecID    string            `json:"exec_id"`
+	SandboxID string            `json:"sandbox_id"`
+	Argv      []string          `json:"argv"`
+	Env       map[string]string `json:"env"`
+	Cwd       string            `json:"cwd"`
+	Stdin     bool              `json:"stdin"`
+	// Exclusive: kill every other process of the sandbox first; a provider
+	// that cannot must refuse the exec (invalid_request), never ignore it.
+	Exclusive bool `json:"exclusive,omitempty"`
+}
+
+type ExecStdinParams struct {
+	ExecID string `json:"exec_id"`
+	Data   []byte `json:"data,omitempty"`
+	EOF    bool   `json:"eof,omitempty"`
+}
+
+type ExecIDParams struct {
+	ExecID string `json:"exec_id"`
+}
+
+type ExecCredit struct {
+	ExecID string `json:"exec_id"`
+	Bytes  int64  `json:"bytes"`
+}
+
+type ExecOutput struct {
+	ExecID string `json:"exec_id"`
+	Stream string `json:"stream"`
+	Data   []byte `json:"data"`
+}
+
+// ExecExit ends an exec: exactly one per started exec.
+type ExecExit struct {
+	ExecID    string `json:"exec_id"`
+	Code      int    `json:"code"`
+	Signal    string `json:"signal,omitempty"`
+	OOMKilled bool   `json:"oom_killed,omitempty"`
+	// Killed: the provider killed it for another exec's exclusive start.
+	Killed bool   `json:"killed,omitempty"`
+	Error  *Error `json:"error,omitempty"`
+}
+
+// Error is a JSON-RPC error object with the resident's kind.
+type Error struct {
+	Code    int64     `json:"code"`
+	Message string    `json:"message"`
+	Data    ErrorData `json:"data"`
+}
+
+type ErrorData struct {
+	Kind protocol.Kind `json:"kind"`
+}
+
+type ListVolumesResult struct {
+	Volumes []protocol.Volume `json:"volumes"`
+}
+
+// ListVolumesParams names the install asking: store volumes are
+// owner-scoped like sandboxes (protocol.md §4.10).
+type ListVolumesParams struct {
+	Owner Owner `json:"owner"`
+}
+
+type ListDirParams struct {
+	Owner Owner  `json:"owner"`
+	Root  string `json:"root"`
+	Path  string `json:"path"`
+	Limit int    `json:"limit"`
+}
+
+type ListDirResult struct {
+	Entries   []protocol.DirEntry `json:"entries"`
+	Truncated bool                `json:"truncated"`
+}
+
+type ReadFileParams struct {
+	Owner    Owner  `json:"owner"`
+	Root     string `json:"root"`
+	Path     string `json:"path"`
+	StreamID string `json:"stream_id"`
+}
+
+type StoreCredit struct {
+	StreamID string `json:"stream_id"`
+	Bytes    int64  `json:"bytes"`
+}
+
+type StoreData struct {
+	StreamID string `json:"stream_id"`
+	Data     []byte `json:"data"`
+}
+
+type Unauthorized struct {
+	Reason string `json:"reason"`
+}
+
+type CancelParams struct {
+	ID any `json:"id"`
+}
+
+// Empty is the result of requests that return nothing.
+type Empty struct{}
