@@ -20,7 +20,7 @@ func served(t *testing.T, name, state string, adjust func(*provider.Config), ext
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	args := []string{residentBin, "--serve-provider", name, "--state-dir", state}
+	args := []string{residentBin(t), "--serve-provider", name, "--state-dir", state}
 	for _, g := range cfg.AllowVolumes {
 		mode := "ro"
 		if g.Writable {

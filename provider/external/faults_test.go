@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,26 +25,41 @@ import (
 
 var owner = provider.Owner{Key: "resident-install-id", InstallID: "faults"}
 
-// residentBin is the real resident, built once: the external path is tested
-// with real child processes, never an in-process fake.
-var residentBin string
+// residentBin builds the real resident once, on first use: the external
+// path is tested with real child processes, never an in-process fake (and a
+// fuzz worker, which runs TestMain too, builds nothing).
+var (
+	buildOnce  sync.Once
+	binDir     string
+	builtBin   string
+	buildError error
+)
+
+func residentBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildError = os.MkdirTemp("", "resident-external-test")
+		if buildError != nil {
+			return
+		}
+		builtBin = filepath.Join(binDir, "resident")
+		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/resident-dev/resident/cmd/resident").CombinedOutput()
+		if err != nil {
+			buildError = fmt.Errorf("build resident: %v\n%s", err, out)
+		}
+	})
+	if buildError != nil {
+		t.Fatal(buildError)
+	}
+	return builtBin
+}
 
 func TestMain(m *testing.M) {
 	runFakeIfAsked()
-	dir, err := os.MkdirTemp("", "resident-external-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	residentBin = filepath.Join(dir, "resident")
-	build := exec.Command("go", "build", "-o", residentBin, "github.com/resident-dev/resident/cmd/resident")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build resident:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
@@ -191,7 +207,7 @@ func TestProviderKilledMidExecEndsTheExecAndTheSessionGoesOn(t *testing.T) {
 // TestHostDeathLeavesNoProviderBehind kills a real resident running an
 // external provider; the provider (its own process group) must go too.
 func TestHostDeathLeavesNoProviderBehind(t *testing.T) {
-	bin := residentBin
+	bin := residentBin(t)
 	res := exec.Command(bin, "--provider", "external", "--", bin, "--serve-provider", "local", "--state-dir", t.TempDir())
 	stdin, err := res.StdinPipe()
 	if err != nil {
