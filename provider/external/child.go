@@ -38,7 +38,7 @@ type child struct {
 // start spawns argv in a process group of its own that dies with the
 // resident, and connects to it. handler gets the provider's notifications
 // on the connection's read loop, in order.
-func start(argv []string, log *zap.Logger, maxFrame int, handler func(*child, *jsonrpc2.Request)) (*child, error) {
+func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*child, *jsonrpc2.Request)) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = os.Environ()
 	cmd.SysProcAttr = childProcAttr()
@@ -77,7 +77,7 @@ func start(argv []string, log *zap.Logger, maxFrame int, handler func(*child, *j
 			}
 			handler(c, req)
 			return nil, nil
-		}), jsonrpc2.SetLogger(zap.NewStdLog(log)))
+		}), jsonrpc2.SetLogger(zap.NewStdLog(log())))
 	go func() {
 		<-c.conn.DisconnectNotify()
 		// A provider whose stdout ended is leaving or broken: give it a
@@ -167,12 +167,13 @@ func (c *child) settle(grace time.Duration) {
 
 // drainStderr logs every line the provider writes; the logger is the
 // resident's, so every line is scrubbed. A line past 64 KiB is split.
-func drainStderr(r io.Reader, log *zap.Logger) {
+func drainStderr(r io.Reader, logger func() *zap.Logger) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	for {
 		for sc.Scan() {
 			line := sc.Bytes()
+			log := logger()
 			var entry struct {
 				Level string `json:"level"`
 				Msg   string `json:"msg"`

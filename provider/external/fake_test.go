@@ -68,6 +68,18 @@ func fakeMain(mode string) int {
 	return 0
 }
 
+func (f *faulty) ApplyAuth(ctx context.Context, creds map[string]string) error {
+	if f.mode == "echo-creds" {
+		// A careless provider logs what it was given; the resident must
+		// scrub it on the way to its own log.
+		for k, v := range creds {
+			fmt.Fprintf(os.Stderr, "applying credential %s=%s\n", k, v)
+			fmt.Fprintf(os.Stderr, "{\"level\":\"info\",\"msg\":\"auth\",\"token\":%q}\n", v)
+		}
+	}
+	return f.Provider.ApplyAuth(ctx, creds)
+}
+
 // faulty wraps a provider with the faults that need its calls.
 type faulty struct {
 	provider.Provider

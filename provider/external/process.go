@@ -163,7 +163,7 @@ func (e *process) watch(ctx context.Context) {
 	case <-e.done:
 	case <-e.child.gone:
 	case <-timeAfter(e.p.callTimeout):
-		e.p.log.Error("provider did not end a killed exec in time; restarting it", stringField("exec_id", e.id))
+		e.p.logger().Error("provider did not end a killed exec in time; restarting it", stringField("exec_id", e.id))
 		e.child.kill()
 		e.fail(protocol.Errorf(protocol.KindTransient, "provider %s did not end the killed exec within %s; it was restarted", e.p.name, e.p.callTimeout))
 	}

@@ -36,7 +36,8 @@ func init() {
 type Provider struct {
 	argv        []string
 	name        string
-	log         *zap.Logger
+	logp        atomic.Pointer[zap.Logger] // provider.<name> once the handshake names it
+	base        *zap.Logger
 	notify      func(string, any)
 	callTimeout time.Duration
 	window      int64
@@ -80,13 +81,14 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		notify = func(string, any) {}
 	}
 	p := &Provider{
-		argv: append([]string{}, cfg.Args...), name: cfg.Args[0], log: log.Named("provider.external"),
+		argv: append([]string{}, cfg.Args...), name: cfg.Args[0], base: log,
 		notify: notify, callTimeout: DefaultCallTimeout, window: DefaultExecWindow, maxFrame: maxFrameBytes,
 		execs: map[string]*process{}, reads: map[string]*readStream{},
 	}
 	if cfg.CallTimeout > 0 {
 		p.callTimeout = cfg.CallTimeout
 	}
+	p.logp.Store(log.Named("provider.external"))
 	ctx, cancel := context.WithTimeout(context.Background(), p.callTimeout)
 	defer cancel()
 	if _, err := p.current(ctx); err != nil {
@@ -97,7 +99,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "provider %s: owner_key %q must end in -install-id", p.described.Name, k)
 	}
 	p.name = p.described.Name
-	p.log = log.Named("provider." + p.name)
+	p.logp.Store(log.Named("provider." + p.name))
 	policy, err := policyOf(p.described.Secrets)
 	if err != nil {
 		p.Close()
@@ -106,6 +108,10 @@ func New(cfg provider.Config) (provider.Provider, error) {
 	p.policy = policy
 	return p, nil
 }
+
+// logger is the provider's named logger; the provider's own stderr lines
+// go there too, through the resident's scrubbing core.
+func (p *Provider) logger() *zap.Logger { return p.logp.Load() }
 
 func (p *Provider) initParams() wire.InitializeParams {
 	return wire.InitializeParams{ProtocolVersion: wire.Version, ResidentVersion: "resident", MaxFrameBytes: p.maxFrame,
@@ -255,7 +261,7 @@ func (p *Provider) notification(c *child, req *jsonrpc2.Request) {
 			p.notify(protocol.NotifyPullProgress, m)
 		}
 	default:
-		p.log.Debug("unknown notification from the provider", stringField("method", req.Method))
+		p.logger().Debug("unknown notification from the provider", stringField("method", req.Method))
 	}
 }
 

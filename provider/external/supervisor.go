@@ -76,7 +76,7 @@ func (p *Provider) noteCrash() {
 
 // spawn starts a child and runs the handshake (and auth, after the first).
 func (p *Provider) spawn(ctx context.Context) (*child, error) {
-	c, err := start(p.argv, p.log, p.maxFrame, p.notification)
+	c, err := start(p.argv, p.logger, p.maxFrame, p.notification)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +106,9 @@ func (p *Provider) watch(c *child) {
 	<-c.gone
 	p.mu.Lock()
 	if p.closed {
-		p.log.Info("provider process ended", errorField(c.cause))
+		p.logger().Info("provider process ended", errorField(c.cause))
 	} else {
-		p.log.Warn("provider process ended", errorField(c.cause))
+		p.logger().Warn("provider process ended", errorField(c.cause))
 	}
 	if p.child == c {
 		p.noteCrash()
@@ -168,7 +168,7 @@ func (p *Provider) callOn(ctx context.Context, c *child, method string, params, 
 		_ = c.conn.Notify(context.Background(), wire.MethodCancel, wire.CancelParams{ID: id})
 		return ctx.Err()
 	case callCtx.Err() != nil:
-		p.log.Error("provider missed its deadline; restarting it", stringField("method", method), durationField("deadline", p.callTimeout))
+		p.logger().Error("provider missed its deadline; restarting it", stringField("method", method), durationField("deadline", p.callTimeout))
 		c.kill()
 		<-c.gone // the next call must meet a new child, not this one
 		return protocol.Errorf(protocol.KindTransient, "provider %s did not answer %s within %s; it was restarted", p.name, method, p.callTimeout)
