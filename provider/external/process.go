@@ -204,22 +204,13 @@ func (w *stdinWriter) Close() error {
 }
 
 func (p *Provider) callStdin(e *process, params wire.ExecStdinParams) error {
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() {})
-	defer stop()
-	go func() {
-		select {
-		case <-e.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	call, err := e.child.conn.DispatchCall(ctx, wire.MethodExecStdin, params)
+	// Bounded by the exec's own context and the child's life, not by the
+	// exec's end: an EOF's answer may come after the exit it caused.
+	call, err := e.child.conn.DispatchCall(e.ctx, wire.MethodExecStdin, params)
 	if err != nil {
 		return fmt.Errorf("exec stdin: %w", io.ErrClosedPipe)
 	}
-	if err := call.Wait(ctx, nil); err != nil {
+	if err := call.Wait(e.ctx, nil); err != nil {
 		return fmt.Errorf("exec stdin: %w", io.ErrClosedPipe)
 	}
 	return nil
