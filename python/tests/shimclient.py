@@ -12,10 +12,13 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
+
+import pytest
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 
@@ -170,3 +173,25 @@ class ShimProc:
     def settle(self, seconds: float) -> None:
         """For the rare check that something does NOT happen within a bound."""
         time.sleep(seconds)
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., ShimProc]]:
+    """spawn(source, *args, env=None) writes a shim file and runs the bridge on it.
+
+    Imported by the test modules (no conftest.py, so this tree merges beside
+    the host package's own tests)."""
+    procs: List[ShimProc] = []
+
+    def run(source: str, *args: str, env: Optional[Dict[str, str]] = None, name: str = "provider.py") -> ShimProc:
+        d = tmp_path / ("shim%d" % len(procs))
+        d.mkdir()
+        path = d / name
+        path.write_text(textwrap.dedent(source))
+        p = ShimProc(str(path), *args, env=env)
+        procs.append(p)
+        return p
+
+    yield run
+    for p in procs:
+        p.close()
