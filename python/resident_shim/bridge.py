@@ -228,6 +228,7 @@ class Bridge:
         fn = self._store_op("read_file")
         stream_id = require(req.params, "stream_id")
         window = Window(self.window)
+        req.on_cancel = window.close  # a read waiting for credit stops at once
         with self._lock:
             self.reads[stream_id] = window
         src = None

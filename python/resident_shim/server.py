@@ -36,6 +36,7 @@ class Request:
         self.method = method
         self.params = params
         self.cancelled = threading.Event()
+        self.on_cancel: Callable[[], None] = lambda: None  # a handler's way to unblock itself
         self._answered = False
         self._lock = threading.Lock()
 
@@ -56,7 +57,8 @@ class Request:
 
     def cancel(self) -> None:
         self.cancelled.set()
-        self.fail(error_object("cancelled", "%s was cancelled" % self.method))
+        if self.fail(error_object("cancelled", "%s was cancelled" % self.method)):
+            self.on_cancel()
 
 
 class Server:

@@ -44,7 +44,7 @@ class ShimProc:
         self.junk = b""
         self.eof = False
         self.stderr = b""
-        self.hold: Set[str] = set()  # exec ids whose output is not credited
+        self.hold: Set[str] = set()  # exec and stream ids whose output is not credited
         self._next = 0
         self._wlock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
@@ -79,7 +79,7 @@ class ShimProc:
     def _got(self, msg: Dict[str, Any]) -> None:
         if msg.get("method") == "exec/output" and msg["params"]["exec_id"] not in self.hold:
             self.credit(msg["params"]["exec_id"], len(base64.b64decode(msg["params"]["data"])))
-        if msg.get("method") == "store/data":
+        if msg.get("method") == "store/data" and msg["params"]["stream_id"] not in self.hold:
             self.send({"jsonrpc": "2.0", "method": "store/credit",
                        "params": {"stream_id": msg["params"]["stream_id"],
                                   "bytes": len(base64.b64decode(msg["params"]["data"]))}})

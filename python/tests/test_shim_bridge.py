@@ -200,6 +200,21 @@ def test_store_ops(spawn):
     assert max(len(base64.b64decode(m["params"]["data"])) for m in s.notes if m.get("method") == "store/data") <= 1500
 
 
+def test_a_cancelled_read_waiting_for_credit_ends(spawn):
+    s = spawn(BASE + STORE)
+    s.init(exec_window_bytes=1000)
+    s.hold.add("held")
+    rid = s.start("store/read_file", {"root": "work", "path": "f", "stream_id": "held"})
+    s.wait_note(lambda m: m.get("method") == "store/data")
+    s.notify("$/cancelRequest", {"id": rid})
+    with pytest.raises(RpcError) as e:
+        s.answer(rid)
+    assert e.value.kind == "cancelled"
+    assert len([m for m in s.notes if m.get("method") == "store/data"]) == 1  # no more after the window
+    assert s.call("store/list_volumes")["volumes"]
+    assert s.close() == 0
+
+
 def test_exec_streams_and_exits_once(spawn):
     s = started(spawn)
     sid = s.call("sandbox/create", {"spec": {}, "owner": OWNER, "tags": {}})["sandbox_id"]
