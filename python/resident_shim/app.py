@@ -139,8 +139,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     frames_in, frames_out = claim_stdio()
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(levelname)s resident_shim: %(message)s")
-    if args.owner_key is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", args.owner_key):
-        log.error("--owner-key %r is not a tag key", args.owner_key)
+    key = args.owner_key
+    if key is not None and (not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", key) or not key.lower().endswith("-install-id")
+                            or key == "-install-id" or key.lower().startswith("dev.resident.")):
+        log.error("--owner-key %r: an owner key is a tag key ending in -install-id, outside dev.resident.", key)
         return EXIT_START
     try:
         module, provider = load(args.shim)

@@ -94,10 +94,23 @@ class Bridge:
 
     # -- sandboxes ---------------------------------------------------------------
 
+    def _owner_key(self, key: str) -> str:
+        """key, when it is the one the shim writes.
+
+        With --owner-key the shim writes that key and no other; a sandbox with
+        two owner-shaped tags belongs to nobody (the resident drops it), so a
+        different key is refused rather than creating a sandbox no one can
+        find again."""
+        fixed = self.describe.get("owner_key")
+        if fixed and key != fixed:
+            raise WireError("invalid_request", "owner key %r: this shim writes %r (its announced owner_key)"
+                            % (key, fixed))
+        return key
+
     def create(self, req: Request) -> Dict[str, Any]:
         spec = optional(req.params, "spec", dict, {})
         owner = require(req.params, "owner", dict)
-        key, install_id = require(owner, "key"), require(owner, "install_id")
+        key, install_id = self._owner_key(require(owner, "key")), require(owner, "install_id")
         tags = convert.str_map(optional(req.params, "tags", dict, {}))
         tags.pop(key, None)
         tags[key] = install_id  # the owner tag merged last
@@ -108,11 +121,12 @@ class Bridge:
 
     def list_owned(self, req: Request) -> Dict[str, Any]:
         owner = require(req.params, "owner", dict)
-        key, install_id = require(owner, "key"), require(owner, "install_id")
+        key, install_id = self._owner_key(require(owner, "key")), require(owner, "install_id")
         items = self.p.list_owned(install_id)
         return {"sandboxes": convert.listed(items, convert.sandbox, key, install_id)}
 
     def read_owner(self, req: Request) -> Dict[str, Any]:
+        self._owner_key(optional(req.params, "owner_key", str, "") or self.describe.get("owner_key", ""))
         owner = self.p.read_owner(require(req.params, "sandbox_id"))
         return {"owner": owner if isinstance(owner, str) else ""}
 

@@ -112,13 +112,13 @@ def test_name_comes_from_the_shim_directory(spawn, tmp_path):
 
 def test_describe_without_a_session(tmp_path):
     (tmp_path / "provider.py").write_text(BASE)
-    out = subprocess.run([sys.executable, "-m", "resident_shim", str(tmp_path / "provider.py"), "--owner-key", "k"],
+    out = subprocess.run([sys.executable, "-m", "resident_shim", str(tmp_path / "provider.py"), "--owner-key", "k-install-id"],
                          env=dict(os.environ, PYTHONPATH=str(PYTHON_DIR), RESIDENT_PROVIDER_DESCRIBE="1"),
                          stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
     assert out.returncode == 0, out.stderr
     head, _, body = out.stdout.partition(b"\r\n\r\n")
     assert head == b"Content-Length: %d" % len(body)
-    assert json.loads(body)["owner_key"] == "k"
+    assert json.loads(body)["owner_key"] == "k-install-id"
 
 
 def test_version_and_order(spawn):
@@ -157,6 +157,25 @@ def test_sandbox_ops(spawn):
     with pytest.raises(RpcError) as e:
         s.call("sandbox/write_file", {"sandbox_id": sid, "path": "/x", "data": "", "mode": 420})
     assert e.value.kind == "invalid_request"
+
+
+def test_an_owner_key_other_than_the_shim_s_is_refused(spawn):
+    s = started(spawn)
+    other = {"key": "resident-install-id", "install_id": "inst-1"}
+    for method, params in (("sandbox/create", {"spec": {}, "owner": other, "tags": {}}),
+                           ("sandbox/list_owned", {"owner": other}),
+                           ("sandbox/read_owner", {"sandbox_id": "sb-1", "owner_key": "resident-install-id"})):
+        with pytest.raises(RpcError) as e:
+            s.call(method, params)
+        assert e.value.kind == "invalid_request" and "t-install-id" in e.value.message, method
+
+
+@pytest.mark.parametrize("key", ["openai4s", "dev.resident.x-install-id", "-install-id", "a b-install-id"])
+def test_an_owner_key_that_is_not_owner_shaped_is_a_start_up_error(spawn, key):
+    s = spawn(BASE, "--owner-key", key)
+    assert s.proc.wait(30) == 2
+    s.close()
+    assert b"--owner-key" in s.stderr
 
 
 def test_store_ops_absent_are_invalid_request(spawn):
