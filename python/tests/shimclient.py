@@ -32,11 +32,13 @@ class RpcError(Exception):
 
 
 class ShimProc:
-    def __init__(self, shim: str, *args: str, env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, shim: str, *args: str, env: Optional[Dict[str, str]] = None,
+                 argv: Optional[List[str]] = None) -> None:
+        """Runs the bridge on shim, or any argv speaking frames on its stdio."""
         e = dict(os.environ)
         e["PYTHONPATH"] = str(PYTHON_DIR)
         e.update(env or {})
-        self.proc = subprocess.Popen([sys.executable, "-m", "resident_shim", shim, *args],
+        self.proc = subprocess.Popen(argv or [sys.executable, "-m", "resident_shim", shim, *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
         self.cond = threading.Condition()
         self.answers: Dict[Any, Dict[str, Any]] = {}
