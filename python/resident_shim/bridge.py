@@ -12,7 +12,7 @@ import base64
 import inspect
 import logging
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from . import PROTOCOL_VERSION, convert
 from .errors import WireError, to_wire
@@ -222,32 +222,55 @@ class Bridge:
 
     # -- store -------------------------------------------------------------------
 
-    def _store_op(self, name: str) -> Any:
+    def _store_op(self, name: str, req: Request) -> Any:
+        """The shim's store method, given the asking install when it takes install_id."""
         fn = getattr(self.p, name, None)
         if not callable(fn):
             raise WireError("invalid_request", "provider %s has no persistent store" % self.name)
+        owner = self._store_owner(req)
+        if owner is not None and _accepts(fn, "install_id"):
+            return lambda *a, **kw: fn(*a, install_id=owner[1], **kw)
         return fn
 
+    def _store_owner(self, req: Request) -> Optional[Any]:
+        owner = optional(req.params, "owner", dict, None)
+        if owner is None:
+            return None
+        return self._owner_key(require(owner, "key")), require(owner, "install_id")
+
+    def _visible(self, req: Request) -> List[Dict[str, Any]]:
+        """The volumes the asking install may see (store volumes are owner-scoped)."""
+        items = self._store_op("list_volumes", req)()
+        owner = self._store_owner(req)
+        return convert.listed(items, convert.volume, *(owner or ("", "")))
+
+    def _check_root(self, req: Request) -> str:
+        root = require(req.params, "root")
+        if self._store_owner(req) is not None and root not in {v["name"] for v in self._visible(req)}:
+            raise WireError("not_found", "no volume %r" % root)
+        return root
+
     def list_volumes(self, req: Request) -> Dict[str, Any]:
-        return {"volumes": convert.listed(self._store_op("list_volumes")(), convert.volume)}
+        return {"volumes": self._visible(req)}
 
     def list_dir(self, req: Request) -> Dict[str, Any]:
-        fn = self._store_op("list_dir")
+        fn = self._store_op("list_dir", req)
         limit = optional(req.params, "limit", int, 0) or 1000
-        items = convert.listed(fn(require(req.params, "root"), optional(req.params, "path", str, ""),
-                                  limit=limit + 1), convert.entry)
+        root = self._check_root(req)
+        items = convert.listed(fn(root, optional(req.params, "path", str, ""), limit=limit + 1), convert.entry)
         return {"entries": items[:limit], "truncated": len(items) > limit}
 
     def read_file(self, req: Request) -> Dict[str, Any]:
-        fn = self._store_op("read_file")
+        fn = self._store_op("read_file", req)
         stream_id = require(req.params, "stream_id")
+        root = self._check_root(req)
         window = Window(self.window)
         req.on_cancel = window.close  # a read waiting for credit stops at once
         with self._lock:
             self.reads[stream_id] = window
         src = None
         try:
-            src = fn(require(req.params, "root"), require(req.params, "path"))
+            src = fn(root, require(req.params, "path"))
             for chunk in src:
                 data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
                 for off in range(0, len(data), self.chunk):

@@ -74,10 +74,19 @@ def sandbox(d: Any, owner_key: str, install_id: str) -> Optional[Dict[str, Any]]
     return out
 
 
-def volume(d: Any) -> Optional[Dict[str, Any]]:
+def volume(d: Any, owner_key: str = "", install_id: str = "") -> Optional[Dict[str, Any]]:
+    """One list_volumes entry, or None when the asking install may not see it.
+
+    Store volumes are owner-scoped like sandboxes. A volume dict with ``tags``
+    (or ``labels``) is visible only when its owner tag is install_id; one with
+    neither is visible to every install (the contract's store has no owner: the
+    shim's credentials scope it)."""
     if isinstance(d, str):
         d = {"name": d}
     if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+        return None
+    raw_tags = d.get("tags", d.get("labels"))
+    if owner_key and raw_tags is not None and str_map(raw_tags).get(owner_key) != install_id:
         return None
     return {"name": d["name"], "created_at": rfc3339(d.get("created_at"))}
 

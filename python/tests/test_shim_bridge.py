@@ -190,9 +190,11 @@ def test_store_ops_absent_are_invalid_request(spawn):
 STORE = '''
 class WithStore(Provider):
     def list_volumes(self):
-        return [{"name": "work", "created_at": "2026-11-30T07:01:04.248463523Z"}]
+        return [{"name": "work", "created_at": "2026-11-30T07:01:04.248463523Z"},
+                {"name": "theirs", "tags": {"t-install-id": "someone-else"}},
+                {"name": "mine", "labels": {"t-install-id": "inst-1"}}]
     def list_dir(self, root, path, *, limit=None):
-        if root != "work":
+        if root not in ("work", "theirs", "mine"):
             raise ByocError("not_found", "no volume " + root)
         return [{"name": "f%d" % i, "type": "file", "size": i, "mtime": 0} for i in range(5)][:limit]
     def read_file(self, root, path):
@@ -204,7 +206,14 @@ PROVIDER = WithStore()
 def test_store_ops(spawn):
     s = spawn(BASE + STORE)
     assert s.init(exec_window_bytes=1500)["capabilities"]["store"] is True
-    assert s.call("store/list_volumes") == {"volumes": [{"name": "work", "created_at": "2026-11-30T07:01:04.248463Z"}]}
+    assert s.call("store/list_volumes", {"owner": OWNER}) == {"volumes": [
+        {"name": "work", "created_at": "2026-11-30T07:01:04.248463Z"},
+        {"name": "mine", "created_at": "0001-01-01T00:00:00Z"}]}  # another install's volume is not seen
+    for method, params in (("store/list_dir", {"root": "theirs", "path": ""}),
+                           ("store/read_file", {"root": "theirs", "path": "f", "stream_id": "r0"})):
+        with pytest.raises(RpcError) as e:
+            s.call(method, dict(params, owner=OWNER))
+        assert e.value.kind == "not_found", method  # and is missing, not forbidden
     got = s.call("store/list_dir", {"root": "work", "path": "", "limit": 3})
     assert [e["name"] for e in got["entries"]] == ["f0", "f1", "f2"] and got["truncated"] is True
     assert got["entries"][1] == {"name": "f1", "type": "file", "size": 1, "mtime": "1970-01-01T00:00:00.000000Z"}

@@ -192,28 +192,37 @@ def test_store(shim, image, engine):
                                            "head -c 200000 /dev/zero > /data/sub/big && ln -s /etc /data/esc && "
                                            "ln -s hi.txt /data/link"])
         assert made["code"] == 0, made
-        vols = shim.call("store/list_volumes")["volumes"]
-        assert "work" in [v["name"] for v in vols]
-        got = shim.call("store/list_dir", {"root": "work", "path": "", "limit": 100}, timeout=30)
+        owner = {"key": OWNER_KEY, "install_id": shim.install_id}
+        vols = shim.call("store/list_volumes", {"owner": owner})["volumes"]
+        assert [v["name"] for v in vols] == ["work"]
+        stranger = {"key": OWNER_KEY, "install_id": shim.install_id + "-other"}
+        assert shim.call("store/list_volumes", {"owner": stranger}) == {"volumes": []}
+        with pytest.raises(RpcError) as e:
+            shim.call("store/read_file", {"owner": stranger, "root": "work", "path": "hi.txt", "stream_id": "x"})
+        assert e.value.kind == "not_found"  # another install's volume is missing, not forbidden
+        got = shim.call("store/list_dir", {"owner": owner, "root": "work", "path": "", "limit": 100}, timeout=30)
         assert {e["name"]: e["type"] for e in got["entries"]} == {
             "sub": "dir", "hi.txt": "file", "esc": "symlink", "link": "symlink"}
         assert got["truncated"] is False
-        assert [e["name"] for e in shim.call("store/list_dir", {"root": "work", "path": "sub"})["entries"]] == ["big"]
-        shim.call("store/read_file", {"root": "work", "path": "sub/big", "stream_id": "r1"}, timeout=30)
+        assert [e["name"] for e in shim.call("store/list_dir", {"owner": owner, "root": "work", "path": "sub"})[
+            "entries"]] == ["big"]
+        shim.call("store/read_file", {"owner": owner, "root": "work", "path": "sub/big", "stream_id": "r1"}, timeout=30)
         data = b"".join(base64.b64decode(m["params"]["data"]) for m in shim.notes
                         if m.get("method") == "store/data" and m["params"]["stream_id"] == "r1")
         assert data == b"\0" * 200000
         for path, kind in (("esc", "invalid_request"), ("esc/passwd", "invalid_request"), ("link", "invalid_request"),
                            ("../x", "invalid_request"), ("sub", "invalid_request"), ("nope", "not_found")):
             with pytest.raises(RpcError) as e:
-                shim.call("store/read_file", {"root": "work", "path": path, "stream_id": "bad"}, timeout=30)
+                shim.call("store/read_file", {"owner": owner, "root": "work", "path": path, "stream_id": "bad"},
+                          timeout=30)
             assert e.value.kind == kind, path
         with pytest.raises(RpcError) as e:
-            shim.call("store/list_dir", {"root": "work", "path": "esc"}, timeout=30)
+            shim.call("store/list_dir", {"owner": owner, "root": "work", "path": "esc"}, timeout=30)
         assert e.value.kind == "invalid_request"
         with pytest.raises(RpcError) as e:
-            shim.call("store/list_dir", {"root": "nothere", "path": ""}, timeout=30)
+            shim.call("store/list_dir", {"owner": owner, "root": "nothere", "path": ""}, timeout=30)
         assert e.value.kind == "not_found"
     finally:
         shim.call("sandbox/terminate", {"sandbox_id": sid})
-        engine.api.remove_volume("rshim-work", force=True)
+        for v in engine.api.volumes(filters={"label": "%s=%s" % (OWNER_KEY, shim.install_id)})["Volumes"] or []:
+            engine.api.remove_volume(v["Name"], force=True)

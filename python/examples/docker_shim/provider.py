@@ -20,10 +20,13 @@ per-cloud shims: the contract, the SDK, and nothing of the resident.
   exec (so it needs a POSIX sh in the image, as the main command does). A missing
   executable is the engine's own answer: exit 126 and its message on stdout (the
   contract's exec has no way to tell it apart before the process would have run).
-- Store: Docker volumes this shim labelled (made when a spec first names them). list_dir
-  and read_file read through a helper container that is created, never started, and
-  removed (the engine's archive API); every component of a path is checked not to be a
-  symlink, so nothing is followed out of the volume.
+- Store: Docker volumes this shim labelled, owner-scoped like sandboxes: a spec's volume
+  ``work`` is the engine volume ``rshim-<hash of the install>-work``, labelled with the
+  owner tag, so two installs' ``work`` never meet. The store methods take an optional
+  ``install_id`` keyword (the bridge passes it). list_dir and read_file read through a
+  helper container that is created, never started, and removed (the engine's archive
+  API); every component of a path is checked not to be a symlink, so nothing is
+  followed out of the volume.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ FOREVER = 2147483647
 OUT_QUEUE = 64  # chunks of output held per stream before the reader waits
 GO_DIR, GO_SYMLINK, GO_IRREGULAR = 1 << 31, 1 << 27, (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 VOLUME_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def volume_name(install_id: str, name: str) -> str:
+    """The engine volume behind one install's store volume name."""
+    import hashlib
+
+    return "rshim-%s-%s" % (hashlib.sha256(install_id.encode()).hexdigest()[:12], name)
 
 
 def _classify(e: Exception, what: str) -> ByocError:
@@ -237,7 +247,7 @@ class DockerProvider:
         labels.update({L_MANAGED: "true", L_TAG_KEYS: json.dumps(host_keys), L_LIFETIME: str(lifetime)})
         labels.pop(OWNER_KEY, None)
         labels[OWNER_KEY] = install_id  # the owner tag merged last
-        mounts = [self._volume_mount(v, image) for v in spec.get("volumes") or []]
+        mounts = [self._volume_mount(v, image, install_id) for v in spec.get("volumes") or []]
         read_only = bool(spec.get("read_only_root"))
         tmpfs = {"/tmp": ""}
         if read_only and spec.get("workdir"):
@@ -261,18 +271,18 @@ class DockerProvider:
             raise
         return c["Id"]
 
-    def _volume_mount(self, v: Dict[str, Any], image: str) -> Any:
+    def _volume_mount(self, v: Dict[str, Any], image: str, install_id: str) -> Any:
         from docker.types import Mount
 
         name = v.get("name", "")
         if not VOLUME_NAME.match(name) or name in (".", ".."):
             raise ByocError("invalid_request", "volume name %r" % name)
-        real = "rshim-" + name
+        real = volume_name(install_id, name)
         try:
             self.api.inspect_volume(real)
         except Exception:
             self._call("volume create", self.api.create_volume, real,
-                       labels={L_MANAGED: "true", L_VOLUME: name, L_IMAGE: image})
+                       labels={L_MANAGED: "true", L_VOLUME: name, L_IMAGE: image, OWNER_KEY: install_id})
         return Mount(v["path"], real, type="volume", read_only=bool(v.get("read_only")))
 
     def list_owned(self, install_id: str) -> List[Dict[str, Any]]:
@@ -332,13 +342,16 @@ class DockerProvider:
 
     # -- store -------------------------------------------------------------------
 
-    def list_volumes(self) -> List[Dict[str, Any]]:
-        got = self._call("volume list", self.api.volumes, filters={"label": L_VOLUME})
-        return [{"name": v["Labels"][L_VOLUME], "created_at": v.get("CreatedAt")}
+    def list_volumes(self, *, install_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        labels = [L_VOLUME] + (["%s=%s" % (OWNER_KEY, install_id)] if install_id else [])
+        got = self._call("volume list", self.api.volumes, filters={"label": labels})
+        return [{"name": v["Labels"][L_VOLUME], "created_at": v.get("CreatedAt"),
+                 "tags": {OWNER_KEY: v["Labels"].get(OWNER_KEY, "")}}
                 for v in got.get("Volumes") or [] if (v.get("Labels") or {}).get(L_VOLUME)]
 
-    def list_dir(self, root: str, path: str, *, limit: Optional[int] = None) -> List[Dict[str, Any]]:
-        with _Helper(self, root) as h:
+    def list_dir(self, root: str, path: str, *, limit: Optional[int] = None,
+                 install_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        with _Helper(self, root, install_id) as h:
             inner = h.checked(path, want_dir=True)
             stream, _ = self._call("archive", self.api.get_archive, h.id, inner + "/.")
             entries: List[Dict[str, Any]] = []
@@ -354,8 +367,8 @@ class DockerProvider:
                         break
             return entries
 
-    def read_file(self, root: str, path: str) -> Iterable[bytes]:
-        h = _Helper(self, root).__enter__()
+    def read_file(self, root: str, path: str, *, install_id: Optional[str] = None) -> Iterable[bytes]:
+        h = _Helper(self, root, install_id).__enter__()
         try:
             inner = h.checked(path, want_dir=False)
             stream, _ = self._call("archive", self.api.get_archive, h.id, inner)
@@ -383,21 +396,22 @@ class DockerProvider:
 class _Helper:
     """A created, never started container with one store volume at /v, for the archive API."""
 
-    def __init__(self, prov: DockerProvider, root: str) -> None:
-        self.p, self.root, self.id = prov, root, ""
+    def __init__(self, prov: DockerProvider, root: str, install_id: Optional[str]) -> None:
+        self.p, self.root, self.install_id, self.id = prov, root, install_id, ""
 
     def __enter__(self) -> "_Helper":
         api = self.p.api
-        if not VOLUME_NAME.match(self.root):
-            raise ByocError("invalid_request", "no volume %r" % self.root)
-        vol = self.p._call("volume inspect", api.inspect_volume, "rshim-" + self.root)
+        if not VOLUME_NAME.match(self.root) or not self.install_id:
+            raise ByocError("not_found", "no volume %r" % self.root)
+        self.volume = volume_name(self.install_id, self.root)
+        vol = self.p._call("volume inspect", api.inspect_volume, self.volume)
         labels = vol.get("Labels") or {}
-        if labels.get(L_VOLUME) != self.root:
+        if labels.get(L_VOLUME) != self.root or labels.get(OWNER_KEY) != self.install_id:
             raise ByocError("not_found", "no volume %r" % self.root)
         image = os.environ.get("DOCKER_SHIM_HELPER_IMAGE") or labels.get(L_IMAGE)
         from docker.types import Mount
 
-        host = api.create_host_config(network_mode="none", mounts=[Mount("/v", "rshim-" + self.root, read_only=True)])
+        host = api.create_host_config(network_mode="none", mounts=[Mount("/v", self.volume, read_only=True)])
         c = self.p._call("helper create", api.create_container, image, ["true"], host_config=host,
                          labels={L_MANAGED: "true", PREFIX + "role": "store-helper"})
         self.id = c["Id"]
