@@ -315,11 +315,28 @@ class Killable(Result):
         print("kill called")
         self.code = -9
         self.block.set()
+class Closable:
+    """An output stream with close(): the bridge closes it when it abandons the exec."""
+    def __init__(self):
+        self.first, self.gate = True, threading.Event()
+    def __iter__(self):
+        return self
+    def __next__(self):
+        if self.first:
+            self.first = False
+            return b"started\\n"
+        self.gate.wait()
+        raise StopIteration
+    def close(self):
+        print("stream closed")
+        self.gate.set()
 class WithKill(Provider):
     def exec(self, sandbox_id, argv, *, stdin=None, env=None, timeout=None):
         forever = threading.Event()
         if argv[0] == "killable":
             return Killable(out=[b"started\\n"], block=forever)
+        if argv[0] == "closable":
+            return Result(out=Closable(), err=Closable(), block=forever)
         def hang():
             yield b"started\\n"
             forever.wait()
@@ -346,6 +363,16 @@ def test_exec_kill_without_kill_answers_at_once(spawn):
     assert s.call("exec/kill", {"exec_id": "h"}, timeout=5) == {}
     assert s.exit_of("h", timeout=5) == {"exec_id": "h", "code": 137, "signal": "SIGKILL"}
     assert s.close() == 0  # the abandoned threads do not hold the exit up
+
+
+def test_exec_kill_without_kill_closes_the_streams(spawn):
+    s = started(spawn, KILLABLE)
+    s.call("exec/start", {"exec_id": "c", "sandbox_id": "any", "argv": ["closable"], "env": {}, "cwd": "", "stdin": False})
+    s.wait_note(lambda m: m.get("method") == "exec/output")
+    assert s.call("exec/kill", {"exec_id": "c"}, timeout=5) == {}
+    assert s.exit_of("c", timeout=5) == {"exec_id": "c", "code": 137, "signal": "SIGKILL"}
+    assert s.close() == 0
+    assert s.stderr.count(b"stream closed") == 2
 
 
 ERRORS = '''
