@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from shimclient import PYTHON_DIR, ShimProc
+from test_shim_docker import engine, image  # noqa: F401  (fixtures)
 
 REPO = PYTHON_DIR.parent
 CANARY = "tc_CANARYcanary0123456789"
@@ -132,3 +133,27 @@ def test_a_timeout_reaches_the_shim_s_kill(host):
     assert (res["exit_code"], res["timed_out"]) == (137, True)
     res, out = host_exec(host, sid, ["sh", "-c", "cat; echo done"], "s1", stdin=False)
     assert out == b"done\n"
+
+
+def test_the_docker_shim_behind_the_resident(resident_bin, engine, image):
+    """The reference shim's fixed owner key becomes the session's owner tag."""
+    h = ShimProc("", argv=[resident_bin, "--provider", "external", "--", sys.executable, "-m", "resident_shim",
+                           str(PYTHON_DIR / "examples" / "docker_shim" / "provider.py"),
+                           "--owner-key", "openai4s-install-id"])
+    install = "e2e-docker-%d" % os.getpid()
+    try:
+        got = h.call("initialize", {"protocol_version": 1, "install_id": install}, timeout=60)
+        if got["owner_tag"] != "openai4s-install-id":
+            pytest.skip("this resident does not adopt a provider's owner_key yet")
+        assert got["capabilities"]["write_file"] is False and got["capabilities"]["store"] is True
+        sid = h.call("sandbox/create", {"spec": {"image": image}, "tags": {"app": "e2e"}}, timeout=60)["sandbox_id"]
+        res, out = host_exec(h, sid, ["sh", "-c", "echo hi; exit 4"], "d1")
+        assert (res["exit_code"], out) == (4, b"hi\n")
+        owned = h.call("sandbox/list_owned", {})["sandboxes"]
+        assert [(b["sandbox_id"], b["tags"]) for b in owned] == [(sid, {"app": "e2e", "openai4s-install-id": install})]
+        assert h.call("sandbox/terminate", {"sandbox_id": sid}) == {"existed": True}
+    finally:
+        for c in engine.api.containers(all=True, filters={"label": "openai4s-install-id=" + install}):
+            engine.api.remove_container(c["Id"], force=True)
+        h.close()
+    assert h.junk == b""
