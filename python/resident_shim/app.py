@@ -19,7 +19,7 @@ import threading
 import traceback
 from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
-from . import PROTOCOL_VERSION, re2
+from . import PROTOCOL_VERSION, re2, tokens
 from .bridge import Bridge
 from .frames import FrameReader, FrameWriter
 from .server import Server
@@ -110,12 +110,12 @@ def describe(path: str, module: Any, provider: Any, name: Optional[str], owner_k
     if isinstance(prefixes, str) or not all(isinstance(p, str) and p for p in prefixes or ()):
         raise StartError("secret_env_prefixes must be a tuple of non-empty strings")
     try:
-        tokens = re2.token_patterns(getattr(provider, "token_scrub_regex", None), pname + "-token")
+        patterns = tokens.token_patterns(getattr(provider, "token_scrub_regex", None), pname + "-token")
     except re2.RegexError as e:
         raise StartError("token_scrub_regex cannot be used by the resident's scrubber: %s" % e) from None
     out: Dict[str, Any] = {"protocol_version": PROTOCOL_VERSION, "name": pname, "version": str(version),
                            "capabilities": caps,
-                           "secrets": {"env_prefixes": list(prefixes or ()), "token_patterns": tokens}}
+                           "secrets": {"env_prefixes": list(prefixes or ()), "token_patterns": patterns}}
     if owner_key:
         out["owner_key"] = owner_key
     return out

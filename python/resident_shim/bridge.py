@@ -9,16 +9,17 @@ turned into a wire error by the Server (errors.to_wire).
 from __future__ import annotations
 
 import base64
-import inspect
 import logging
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from . import PROTOCOL_VERSION, convert
-from .errors import WireError, to_wire
+from .calls import accepts, quietly
+from .errors import WireError
 from .execs import Exec
 from .flow import StdinFeed, Window
 from .server import REPLIED, Request, Server, optional, require
+from .store import StoreOps
 
 log = logging.getLogger("resident_shim")
 
@@ -26,7 +27,7 @@ DEFAULT_WINDOW = 1 << 20
 MAX_CHUNK = 256 << 10
 
 
-class Bridge:
+class Bridge(StoreOps):
     def __init__(self, provider: Any, describe: Dict[str, Any], exec_timeout: Optional[int] = None) -> None:
         self.p = provider
         self.describe = describe
@@ -38,7 +39,7 @@ class Bridge:
         self.execs: Dict[str, Exec] = {}
         self.reads: Dict[str, Window] = {}
         self._lock = threading.Lock()
-        self._exec_takes_cwd = _accepts(getattr(provider, "exec", None), "cwd")
+        self._exec_takes_cwd = accepts(getattr(provider, "exec", None), "cwd")
 
     def register(self, server: Server) -> None:
         self.server = server
@@ -174,7 +175,7 @@ class Bridge:
             ex.result = result
             kill = getattr(result, "kill", None)
             if callable(kill):
-                threading.Thread(target=_quietly, args=(kill,), daemon=True).start()
+                threading.Thread(target=quietly, args=(kill,), daemon=True).start()
             ex.abandon(send_exit=False)
             return REPLIED
         ex.start(result)
@@ -219,94 +220,3 @@ class Bridge:
         n = params.get("bytes")
         if ex is not None and isinstance(n, int):
             ex.window.credit(n)
-
-    # -- store -------------------------------------------------------------------
-
-    def _store_op(self, name: str, req: Request) -> Any:
-        """The shim's store method, given the asking install when it takes install_id."""
-        fn = getattr(self.p, name, None)
-        if not callable(fn):
-            raise WireError("invalid_request", "provider %s has no persistent store" % self.name)
-        owner = self._store_owner(req)
-        if owner is not None and _accepts(fn, "install_id"):
-            return lambda *a, **kw: fn(*a, install_id=owner[1], **kw)
-        return fn
-
-    def _store_owner(self, req: Request) -> Optional[Any]:
-        owner = optional(req.params, "owner", dict, None)
-        if owner is None:
-            return None
-        return self._owner_key(require(owner, "key")), require(owner, "install_id")
-
-    def _visible(self, req: Request) -> List[Dict[str, Any]]:
-        """The volumes the asking install may see (store volumes are owner-scoped)."""
-        items = self._store_op("list_volumes", req)()
-        owner = self._store_owner(req)
-        return convert.listed(items, convert.volume, *(owner or ("", "")))
-
-    def _check_root(self, req: Request) -> str:
-        root = require(req.params, "root")
-        if self._store_owner(req) is not None and root not in {v["name"] for v in self._visible(req)}:
-            raise WireError("not_found", "no volume %r" % root)
-        return root
-
-    def list_volumes(self, req: Request) -> Dict[str, Any]:
-        return {"volumes": self._visible(req)}
-
-    def list_dir(self, req: Request) -> Dict[str, Any]:
-        fn = self._store_op("list_dir", req)
-        limit = optional(req.params, "limit", int, 0) or 1000
-        root = self._check_root(req)
-        items = convert.listed(fn(root, optional(req.params, "path", str, ""), limit=limit + 1), convert.entry)
-        return {"entries": items[:limit], "truncated": len(items) > limit}
-
-    def read_file(self, req: Request) -> Dict[str, Any]:
-        fn = self._store_op("read_file", req)
-        stream_id = require(req.params, "stream_id")
-        root = self._check_root(req)
-        window = Window(self.window)
-        req.on_cancel = window.close  # a read waiting for credit stops at once
-        with self._lock:
-            self.reads[stream_id] = window
-        src = None
-        try:
-            src = fn(root, require(req.params, "path"))
-            for chunk in src:
-                data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
-                for off in range(0, len(data), self.chunk):
-                    piece = data[off:off + self.chunk]
-                    if req.cancelled.is_set() or not window.acquire(len(piece)):
-                        raise WireError("cancelled", "store/read_file was cancelled")
-                    self.server.notify("store/data", {"stream_id": stream_id,
-                                                      "data": base64.b64encode(piece).decode("ascii")})
-            return {}
-        finally:
-            with self._lock:
-                if self.reads.get(stream_id) is window:
-                    del self.reads[stream_id]
-            window.close()
-            close = getattr(src, "close", None)
-            if callable(close):
-                _quietly(close)
-
-    def _store_credit(self, params: Dict[str, Any]) -> None:
-        with self._lock:
-            window = self.reads.get(params.get("stream_id"))
-        n = params.get("bytes")
-        if window is not None and isinstance(n, int):
-            window.credit(n)
-
-
-def _accepts(fn: Any, name: str) -> bool:
-    try:
-        ps = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind == p.VAR_KEYWORD for p in ps)
-
-
-def _quietly(fn: Any) -> None:
-    try:
-        fn()
-    except Exception as e:
-        log.warning("%s failed: %s", getattr(fn, "__name__", "call"), to_wire(e)["message"][:200])

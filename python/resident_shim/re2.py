@@ -9,26 +9,16 @@ lookahead and lookbehind, atomic groups, possessive quantifiers, conditionals,
 and repeat counts over RE2's 1000. RE2's ``\\d \\w \\s \\b`` are ASCII, so a
 pattern is read as if ``re.ASCII`` were set; tokens are ASCII in practice.
 
-``derive`` adds ``prefixes`` and ``max_len`` only when they are plain to see
-(leading literals, every repeat bounded, no case folding); otherwise it leaves
-them out and the resident derives or refuses them itself.
+tokens.py turns a shim's token_scrub_regex into the handshake's token patterns.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Dict, List, Optional, Tuple
-
-try:
-    import re._parser as _sre  # type: ignore[import]  # Python 3.11+
-    import re._constants as _c  # type: ignore[import]
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre  # type: ignore[no-redef]
+from typing import Any, List, Optional
 
 RE2_MAX_REPEAT = 1000
-MAX_DERIVED_LEN = 4096  # the resident's own bound on a derived token length
 _OCT = "01234567"
 _HEX = "0123456789abcdefABCDEF"
 _PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -164,9 +154,9 @@ class _Translator:
             while len(digits) < 3 and self.peek() in _OCT and self.peek():
                 digits += self.peek()
                 self.i += 1
-            if in_class or c == "0" or (len(digits) == 3 and all(d in _OCT for d in digits)):
-                octal = digits if c != "0" else digits
-                return _hexesc(int(octal, 8))
+            # Python: \0, a class escape or three octal digits are octal; else a group reference
+            if in_class or c == "0" or (len(digits) == 3 and c in _OCT):
+                return _hexesc(int(digits, 8))
             raise self.fail("backreference \\%s" % c, at)
         if c == "Z" and not in_class:
             return "\\z"
@@ -193,7 +183,6 @@ class _Translator:
         return c  # an escaped non-ASCII or white space character is itself
 
     def char_class(self) -> None:
-        s = self.s
         self.i += 1
         parts = ["["]
         if self.peek() == "^":
@@ -219,7 +208,6 @@ class _Translator:
                 self.i += 1
         parts.append("]")
         self.out.append("".join(parts))
-        del s
 
 
 def translate(pattern: Any) -> str:
@@ -241,118 +229,3 @@ def translate(pattern: Any) -> str:
         raise RegexError("token_scrub_regex %r is not a valid pattern: %s" % (src, e)) from None
     lead = "".join(f for flag, f in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s")) if flags & flag)
     return ("(?%s)" % lead if lead else "") + body
-
-
-# --- derivation of prefixes and max_len -------------------------------------------
-
-
-def _utf8len(cp: int) -> int:
-    return len(chr(cp).encode("utf-8", "surrogatepass"))
-
-
-_NEGATED_CATEGORIES = {_c.CATEGORY_NOT_DIGIT, _c.CATEGORY_NOT_WORD, _c.CATEGORY_NOT_SPACE,
-                       _c.CATEGORY_NOT_LINEBREAK, getattr(_c, "CATEGORY_UNI_NOT_DIGIT", None),
-                       getattr(_c, "CATEGORY_UNI_NOT_WORD", None), getattr(_c, "CATEGORY_UNI_NOT_SPACE", None)}
-
-
-def _max_len(items: Any) -> Optional[int]:
-    total = 0
-    for op, av in items:
-        if op == _c.LITERAL:
-            n: Optional[int] = _utf8len(av)
-        elif op in (_c.NOT_LITERAL, _c.ANY):
-            n = 4
-        elif op == _c.IN:
-            n = 1
-            for iop, iav in av:
-                if iop == _c.NEGATE or (iop == _c.CATEGORY and iav in _NEGATED_CATEGORIES):
-                    n = 4
-                elif iop == _c.LITERAL:
-                    n = max(n, _utf8len(iav))
-                elif iop == _c.RANGE:
-                    n = max(n, _utf8len(iav[1]))
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
-            lo, hi, sub = av
-            inner = _max_len(sub)
-            n = None if inner is None or hi == _c.MAXREPEAT else inner * hi
-        elif op == _c.SUBPATTERN:
-            n = _max_len(av[-1])
-        elif op == _c.BRANCH:
-            widths = [_max_len(b) for b in av[1]]
-            n = None if None in widths else max(widths)  # type: ignore[type-var]
-        elif op == _c.AT:
-            n = 0
-        else:
-            return None
-        if n is None:
-            return None
-        total += n
-    return total
-
-
-_MAX_PREFIXES = 16
-
-
-def _prefixes(items: List[Any]) -> List[str]:
-    """Literal strings one of which starts every match of items ([""] when none)."""
-    if not items:
-        return [""]
-    (op, av), rest = items[0], items[1:]
-    heads: List[Tuple[str, List[Any]]]
-    if op == _c.LITERAL:
-        heads = [(chr(av), rest)]
-    elif op == _c.IN and 0 < len(av) <= 8 and all(iop == _c.LITERAL for iop, _ in av):
-        heads = [(chr(c), rest) for _, c in av]
-    elif op == _c.BRANCH:
-        heads = [("", list(b) + rest) for b in av[1]]
-    elif op == _c.SUBPATTERN and not av[1] and not av[2]:
-        heads = [("", list(av[-1]) + rest)]
-    else:
-        return [""]
-    out: List[str] = []
-    for head, tail in heads:
-        out += [head + p for p in _prefixes(tail)]
-        if len(out) > _MAX_PREFIXES:
-            return [""]
-    return out
-
-
-def derive(pattern: Any) -> Dict[str, Any]:
-    """{"prefixes": [...], "max_len": n}, each only when plain to see."""
-    if isinstance(pattern, str):
-        src, flags = pattern, 0
-    else:
-        src, flags = pattern.pattern, pattern.flags
-    out: Dict[str, Any] = {}
-    parsed = _sre.parse(src, flags)
-    if parsed.state.flags & re.IGNORECASE:
-        return out
-    items = list(parsed)
-    prefixes = _prefixes(items)
-    if all(len(p.encode()) >= 2 for p in prefixes):
-        out["prefixes"] = sorted(set(prefixes))
-    n = _max_len(items)
-    if n is not None and 0 < n <= MAX_DERIVED_LEN:
-        out["max_len"] = n
-    return out
-
-
-def token_patterns(value: Any, name: str) -> List[Dict[str, Any]]:
-    """The initialize ``secrets.token_patterns`` for a shim's token_scrub_regex.
-
-    value is an re.Pattern (or source string), None for no tokens, or a list or
-    tuple of patterns; they are named name, name-2, ...
-    """
-    if value is None:
-        return []
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    out = []
-    for k, v in enumerate(values):
-        entry: Dict[str, Any] = {"name": name if k == 0 else "%s-%d" % (name, k + 1), "regexp": translate(v)}
-        entry.update(derive(v))
-        out.append(entry)
-    return out
-
-
-__all__ = ["RegexError", "translate", "derive", "token_patterns"]
-_ = Tuple  # keep the typing import for older checkers

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from resident_shim import re2  # noqa: E402
+from resident_shim import re2, tokens  # noqa: E402
 
 
 @pytest.mark.parametrize("pattern, want", [
@@ -61,10 +61,10 @@ def test_bytes_patterns_are_refused():
     (r"(?i)tok_[a-z]{4}", {}),  # case folding: left to the resident
 ])
 def test_derive_only_what_is_plain(pattern, want):
-    assert re2.derive(re.compile(pattern)) == want
+    assert tokens.derive(re.compile(pattern)) == want
 
 
 def test_token_patterns_names_and_none():
-    assert re2.token_patterns(None, "p-token") == []
-    got = re2.token_patterns((re.compile("aa_[0-9]{4}"), "bb_[0-9]{2}"), "p-token")
+    assert tokens.token_patterns(None, "p-token") == []
+    got = tokens.token_patterns((re.compile("aa_[0-9]{4}"), "bb_[0-9]{2}"), "p-token")
     assert [t["name"] for t in got] == ["p-token", "p-token-2"]
