@@ -127,8 +127,11 @@ class Bridge(StoreOps):
         return {"sandboxes": convert.listed(items, convert.sandbox, key, install_id)}
 
     def read_owner(self, req: Request) -> Dict[str, Any]:
-        self._owner_key(optional(req.params, "owner_key", str, "") or self.describe.get("owner_key", ""))
-        owner = self.p.read_owner(require(req.params, "sandbox_id"))
+        key = optional(req.params, "owner_key", str, "")
+        owner = self.p.read_owner(require(req.params, "sandbox_id"))  # not_found for a missing sandbox
+        fixed = self.describe.get("owner_key")
+        if fixed and key and key != fixed:
+            return {"owner": ""}  # the shim writes no tag under any other key
         return {"owner": owner if isinstance(owner, str) else ""}
 
     def terminate(self, req: Request) -> Dict[str, Any]:

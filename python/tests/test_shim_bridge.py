@@ -163,11 +163,16 @@ def test_an_owner_key_other_than_the_shim_s_is_refused(spawn):
     s = started(spawn)
     other = {"key": "resident-install-id", "install_id": "inst-1"}
     for method, params in (("sandbox/create", {"spec": {}, "owner": other, "tags": {}}),
-                           ("sandbox/list_owned", {"owner": other}),
-                           ("sandbox/read_owner", {"sandbox_id": "sb-1", "owner_key": "resident-install-id"})):
+                           ("sandbox/list_owned", {"owner": other})):
         with pytest.raises(RpcError) as e:
             s.call(method, params)
         assert e.value.kind == "invalid_request" and "t-install-id" in e.value.message, method
+    sid = s.call("sandbox/create", {"spec": {}, "owner": OWNER, "tags": {}})["sandbox_id"]
+    # read_owner under another key: the shim writes no tag there
+    assert s.call("sandbox/read_owner", {"sandbox_id": sid, "owner_key": "resident-install-id"}) == {"owner": ""}
+    with pytest.raises(RpcError) as e:
+        s.call("sandbox/read_owner", {"sandbox_id": "nope", "owner_key": "resident-install-id"})
+    assert e.value.kind == "not_found"
 
 
 @pytest.mark.parametrize("key", ["openai4s", "dev.resident.x-install-id", "-install-id", "a b-install-id"])

@@ -53,7 +53,9 @@ except ImportError:  # the shim also runs without the bridge's package, as the o
 
 __version__ = "0.1.0"
 
-OWNER_KEY = "openai4s-install-id"
+#: The owner label this shim writes, hard-coded as the original shims did; run the bridge
+#: with the same --owner-key. DOCKER_SHIM_OWNER_KEY overrides it (for a suite that uses its own).
+OWNER_KEY = os.environ.get("DOCKER_SHIM_OWNER_KEY") or "openai4s-install-id"
 PREFIX = "dev.resident.shim."
 L_MANAGED = PREFIX + "managed"
 L_TAG_KEYS = PREFIX + "tag-keys"
