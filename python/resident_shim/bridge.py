@@ -113,7 +113,10 @@ class Bridge(StoreOps):
         owner = require(req.params, "owner", dict)
         key, install_id = self._owner_key(require(owner, "key")), require(owner, "install_id")
         tags = convert.str_map(optional(req.params, "tags", dict, {}))
-        tags.pop(key, None)
+        for k in tags:
+            # the resident refuses these first; an incoming tag must still never decide ownership
+            if k.lower().endswith("-install-id") or k.lower().startswith("dev.resident."):
+                raise WireError("invalid_request", "tag %r: owner-shaped and dev.resident. keys are the resident's" % k)
         tags[key] = install_id  # the owner tag merged last
         sid = self.p.create_sandbox(spec, install_id, tags)
         if not isinstance(sid, str) or not sid:

@@ -137,8 +137,7 @@ def test_version_and_order(spawn):
 def test_sandbox_ops(spawn):
     s = started(spawn)
     assert s.call("auth/apply", {"credentials": {"k": "v"}}) == {}
-    sid = s.call("sandbox/create", {"spec": {"image": "img"}, "owner": OWNER,
-                                   "tags": {"t-install-id": "forged", "app": "x"}})["sandbox_id"]
+    sid = s.call("sandbox/create", {"spec": {"image": "img"}, "owner": OWNER, "tags": {"app": "x"}})["sandbox_id"]
     listed = s.call("sandbox/list_owned", {"owner": OWNER})["sandboxes"]
     mine = {x["sandbox_id"]: x for x in listed}
     assert set(mine) == {sid, "untagged"}  # another install's sandbox is dropped
@@ -181,6 +180,15 @@ def test_an_owner_key_that_is_not_owner_shaped_is_a_start_up_error(spawn, key):
     assert s.proc.wait(30) == 2
     s.close()
     assert b"--owner-key" in s.stderr
+
+
+@pytest.mark.parametrize("key", ["t-install-id", "T-INSTALL-ID", "evil-install-id", "dev.resident.managed"])
+def test_an_incoming_tag_never_decides_ownership(spawn, key):
+    s = started(spawn)
+    with pytest.raises(RpcError) as e:
+        s.call("sandbox/create", {"spec": {}, "owner": OWNER, "tags": {key: "intruder", "k": "v"}})
+    assert e.value.kind == "invalid_request" and key in e.value.message
+    assert [b["sandbox_id"] for b in s.call("sandbox/list_owned", {"owner": OWNER})["sandboxes"]] == ["untagged"]
 
 
 def test_store_ops_absent_are_invalid_request(spawn):

@@ -324,8 +324,23 @@ class DockerProvider:
         except ByocError as e:
             if e.kind == "not_found":
                 return False  # idempotent: gone is gone
+            if e.kind == "conflict" and "already in progress" in e.msg:
+                self._await_gone(sandbox_id)  # a concurrent terminate removes it: that one existed
+                return False
             raise
         return True
+
+    def _await_gone(self, sandbox_id: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self.api.inspect_container(sandbox_id)
+            except Exception as e:
+                if _classify(e, "container inspect").kind == "not_found":
+                    return
+                raise _classify(e, "container inspect") from None
+            time.sleep(0.05)
+        raise ByocError("transient", "container %s: removal did not finish in 30 s" % sandbox_id)
 
     # -- exec --------------------------------------------------------------------
 
