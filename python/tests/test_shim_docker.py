@@ -152,6 +152,7 @@ def test_exec(shim, image):
     ex = run(shim, sid, ["sh", "-c", 'echo "$GREETING $EXTRA"; echo oops >&2; pwd; exit 7'], env={"EXTRA": "there"})
     assert (ex["code"], ex["stdout"], ex["stderr"]) == (7, b"hello there\n/tmp\n", b"oops\n")
     assert run(shim, sid, ["pwd"], cwd="/etc")["stdout"] == b"/etc\n"
+    assert run(shim, sid, ["pwd"], cwd="etc")["stdout"] == b"/etc\n"  # relative to the sandbox root
     big = run(shim, sid, ["sh", "-c", "head -c 300000 /dev/zero"])  # beyond the 64 KiB window
     assert (big["code"], len(big["stdout"])) == (0, 300000)
 
@@ -169,7 +170,10 @@ def test_exec_stdin(shim, image):
 def test_exec_kill_stops_the_process_tree(shim, image):
     sid = create(shim, image)
     shim.call("exec/start", {"exec_id": "k", "sandbox_id": sid, "env": {}, "cwd": "", "stdin": False,
-                             "argv": ["sh", "-c", "sleep 1001 & echo started; sleep 1002"]})
+                             # the parent waits for its children: killed one by one, it could see them go
+                             # and exit 0 by itself before its own turn came
+                             "argv": ["sh", "-c", "trap '' TERM; sh -c 'sleep 1001 & wait' & sleep 1002 & "
+                                                  "echo started; wait"]})
     shim.wait_note(lambda m: m.get("method") == "exec/output" and m["params"]["exec_id"] == "k")
     t0 = time.monotonic()
     assert shim.call("exec/kill", {"exec_id": "k"}) == {}

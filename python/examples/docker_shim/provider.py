@@ -9,15 +9,16 @@ It talks to the engine at $DOCKER_HOST (the SDK's from_env rules) and never pull
 an image must already be on the engine. This is the shape of the original design's
 per-cloud shims: the contract, the SDK, and nothing of the resident.
 
-- A sandbox is a container whose main command is ``sh -c 'sleep N'``, N being
-  spec.lifetime_s (or 2**31-1): it stops by itself at its lifetime with no resident.
+- A sandbox is a container whose main command is ``sh -c 'sleep N & wait'``, N being
+  spec.lifetime_s (or 2**31-1): it stops by itself at its lifetime with no resident, and
+  the shell as pid 1 reaps the orphans of killed execs.
   Its labels are the host's tags, then this shim's own (under ``dev.resident.shim.``),
   then the owner label last. No network unless spec.network names one.
 - exec uses the low-level API (exec_create + a hijacked exec_start socket): stdin is
   written to the socket, output is demultiplexed on a reader thread into two bounded
   queues, the exit code comes from exec_inspect. kill() finds the exec's processes by a
-  marker in their environment and SIGKILLs them and their process group, with a second
-  exec (so it needs a POSIX sh in the image, as the main command does). A missing
+  marker in their environment, stops them all and then SIGKILLs them, with a second exec
+  (so it needs a POSIX sh in the image, as the main command does). A missing
   executable is the engine's own answer: exit 126 and its message on stdout (the
   contract's exec has no way to tell it apart before the process would have run).
 - Store: Docker volumes this shim labelled, owner-scoped like sandboxes: a spec's volume
@@ -186,9 +187,16 @@ class DockerExec:
         return int(self._p.api.exec_inspect(self._id)["ExitCode"] or 0)
 
     def kill(self) -> None:
-        script = ('m="%s=$1"; for d in /proc/[0-9]*; do '
-                  'tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$m" && '
-                  '{ p=${d#/proc/}; kill -9 -"$p" "$p" 2>/dev/null; }; done; true') % L_EXEC
+        # Freeze first, then kill: a process of the tree killed before its parent would let
+        # the parent see it go and exit by itself (code 0). Stopping every process that
+        # carries the exec's marker, again until no new one appears, leaves none able to
+        # act; SIGKILL then ends them all. A process that cleared its environment escapes.
+        script = ('m="%s=$1"; all=""; '
+                  'for round in 1 2 3 4 5; do new=""; '
+                  'for d in /proc/[0-9]*; do p=${d#/proc/}; case " $all " in *" $p "*) continue;; esac; '
+                  'tr "\\0" "\\n" < "$d/environ" 2>/dev/null | grep -qx "$m" && new="$new $p"; done; '
+                  '[ -z "$new" ] && break; kill -STOP $new 2>/dev/null; all="$all $new"; done; '
+                  '[ -n "$all" ] && kill -KILL $all 2>/dev/null; true') % L_EXEC
         try:
             k = self._p.api.exec_create(self._container, ["sh", "-c", script, "sh", self._marker])
             self._p.api.exec_start(k["Id"])
@@ -263,7 +271,8 @@ class DockerProvider:
             init=False)
         env = dict(spec.get("env") or {})
         c = self._call("container create", self.api.create_container, image,
-                       ["sh", "-c", "sleep %d" % (lifetime if lifetime > 0 else FOREVER)],
+                       # sh stays pid 1 and its wait reaps orphans; the sleep ends the sandbox at its lifetime
+                       ["sh", "-c", "sleep %d & wait" % (lifetime if lifetime > 0 else FOREVER)],
                        labels=labels, environment=env or None, working_dir=spec.get("workdir") or None,
                        host_config=host)
         try:
@@ -352,6 +361,8 @@ class DockerProvider:
         environment[L_EXEC] = marker
         if timeout:
             argv = ["timeout", "-s", "KILL", str(int(timeout))] + list(argv)  # busybox and coreutils both
+        if cwd and not cwd.startswith("/"):
+            cwd = "/" + cwd  # relative to the sandbox root, as the protocol says
         e = self._call("exec create", self.api.exec_create, sandbox_id, argv, stdin=stdin is not None,
                        environment=environment, workdir=cwd or None)
         sock = self._call("exec start", self.api.exec_start, e["Id"], socket=True)
