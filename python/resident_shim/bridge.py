@@ -108,6 +108,11 @@ class Bridge(StoreOps):
                             % (key, fixed))
         return key
 
+    def _writes(self, key: str) -> bool:
+        """Whether the shim's sandboxes can carry an owner tag under key."""
+        fixed = self.describe.get("owner_key")
+        return not fixed or key == fixed
+
     def create(self, req: Request) -> Dict[str, Any]:
         spec = optional(req.params, "spec", dict, {})
         owner = require(req.params, "owner", dict)
@@ -125,15 +130,16 @@ class Bridge(StoreOps):
 
     def list_owned(self, req: Request) -> Dict[str, Any]:
         owner = require(req.params, "owner", dict)
-        key, install_id = self._owner_key(require(owner, "key")), require(owner, "install_id")
+        key, install_id = require(owner, "key"), require(owner, "install_id")
+        if not self._writes(key):
+            return {"sandboxes": []}  # the shim writes no owner tag under that key
         items = self.p.list_owned(install_id)
         return {"sandboxes": convert.listed(items, convert.sandbox, key, install_id)}
 
     def read_owner(self, req: Request) -> Dict[str, Any]:
         key = optional(req.params, "owner_key", str, "")
         owner = self.p.read_owner(require(req.params, "sandbox_id"))  # not_found for a missing sandbox
-        fixed = self.describe.get("owner_key")
-        if fixed and key and key != fixed:
+        if key and not self._writes(key):
             return {"owner": ""}  # the shim writes no tag under any other key
         return {"owner": owner if isinstance(owner, str) else ""}
 

@@ -37,13 +37,15 @@ class StoreOps:
         owner = optional(req.params, "owner", dict, None)
         if owner is None:
             return None
-        return self._owner_key(require(owner, "key")), require(owner, "install_id")
+        return require(owner, "key"), require(owner, "install_id")
 
     def _visible(self, req: Request) -> List[Dict[str, Any]]:
         """The volumes the asking install may see (store volumes are owner-scoped)."""
-        items = self._store_op("list_volumes", req)()
+        list_volumes = self._store_op("list_volumes", req)
         owner = self._store_owner(req)
-        return convert.listed(items, convert.volume, *(owner or ("", "")))
+        if owner is not None and not self._writes(owner[0]):
+            return []  # nothing of this shim carries an owner tag under that key
+        return convert.listed(list_volumes(), convert.volume, *(owner or ("", "")))
 
     def _check_root(self, req: Request) -> str:
         root = require(req.params, "root")
