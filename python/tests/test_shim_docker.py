@@ -190,17 +190,21 @@ def test_a_missing_executable_is_the_engine_s_exit_126(shim, image):
 
 
 def test_store(shim, image, engine):
-    sid = create(shim, image, volumes=[{"name": "work", "path": "/data"}])
+    sid = create(shim, image, workdir="/w", volumes=[{"name": "work", "path": "data"}])  # at /w/data
     try:
-        made = run(shim, sid, ["sh", "-c", "mkdir -p /data/sub && printf hello > /data/hi.txt && "
-                                           "head -c 200000 /dev/zero > /data/sub/big && ln -s /etc /data/esc && "
-                                           "ln -s hi.txt /data/link"])
+        made = run(shim, sid, ["sh", "-c", "cd /w/data && mkdir -p sub && printf hello > hi.txt && "
+                                           "head -c 200000 /dev/zero > sub/big && ln -s /etc esc && ln -s hi.txt link"])
         assert made["code"] == 0, made
         owner = {"key": OWNER_KEY, "install_id": shim.install_id}
         vols = shim.call("store/list_volumes", {"owner": owner})["volumes"]
         assert [v["name"] for v in vols] == ["work"]
         stranger = {"key": OWNER_KEY, "install_id": shim.install_id + "-other"}
         assert shim.call("store/list_volumes", {"owner": stranger}) == {"volumes": []}
+        with pytest.raises(RpcError) as e:  # nor can it mount it, or make one under its name
+            shim.call("sandbox/create", {"spec": {"image": image, "volumes": [{"name": "work", "path": "/d"}]},
+                                         "owner": stranger, "tags": {}}, timeout=60)
+        assert (e.value.kind, e.value.message) == ("not_found", "no volume 'work'")
+        assert shim.call("sandbox/list_owned", {"owner": stranger}) == {"sandboxes": []}
         with pytest.raises(RpcError) as e:
             shim.call("store/read_file", {"owner": stranger, "root": "work", "path": "hi.txt", "stream_id": "x"})
         assert e.value.kind == "not_found"  # another install's volume is missing, not forbidden

@@ -257,7 +257,8 @@ class DockerProvider:
         labels.update({L_MANAGED: "true", L_TAG_KEYS: json.dumps(host_keys), L_LIFETIME: str(lifetime)})
         labels.pop(OWNER_KEY, None)
         labels[OWNER_KEY] = install_id  # the owner tag merged last
-        mounts = [self._volume_mount(v, image, install_id) for v in spec.get("volumes") or []]
+        mounts = [self._volume_mount(v, image, install_id, spec.get("workdir") or "/")
+                  for v in spec.get("volumes") or []]
         read_only = bool(spec.get("read_only_root"))
         tmpfs = {"/tmp": ""}
         if read_only and spec.get("workdir"):
@@ -282,19 +283,25 @@ class DockerProvider:
             raise
         return c["Id"]
 
-    def _volume_mount(self, v: Dict[str, Any], image: str, install_id: str) -> Any:
+    def _volume_mount(self, v: Dict[str, Any], image: str, install_id: str, workdir: str) -> Any:
         from docker.types import Mount
 
         name = v.get("name", "")
         if not VOLUME_NAME.match(name) or name in (".", ".."):
             raise ByocError("invalid_request", "volume name %r" % name)
         real = volume_name(install_id, name)
+        taken = self._call("volume list", self.api.volumes, filters={"label": "%s=%s" % (L_VOLUME, name)})
+        if any((v.get("Labels") or {}).get(OWNER_KEY) != install_id for v in taken.get("Volumes") or []):
+            # store names are one namespace: another install's volume looks exactly missing,
+            # and nothing is made under its name
+            raise ByocError("not_found", "no volume %r" % name)
         try:
             self.api.inspect_volume(real)
         except Exception:
             self._call("volume create", self.api.create_volume, real,
                        labels={L_MANAGED: "true", L_VOLUME: name, L_IMAGE: image, OWNER_KEY: install_id})
-        return Mount(v["path"], real, type="volume", read_only=bool(v.get("read_only")))
+        path = posixpath.join(workdir or "/", v["path"])  # a relative path is taken in the work directory
+        return Mount(path, real, type="volume", read_only=bool(v.get("read_only")))
 
     def list_owned(self, install_id: str) -> List[Dict[str, Any]]:
         found = self._call("container list", self.api.containers, all=True,
