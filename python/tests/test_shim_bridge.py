@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -306,6 +307,25 @@ def test_a_slow_stderr_never_blocks_stdout(spawn):
     s = started(spawn, SLOW_STDERR)
     s.run("e", "any", ["x"])
     assert (s.output("e"), s.output("e", "stderr")) == (b"out-1\nout-2\n", b"err\n")
+
+
+HELD_OPEN = '''
+class HeldOpen(Provider):
+    def exec(self, sandbox_id, argv, *, stdin=None, env=None, timeout=None):
+        def out():  # a background child keeps the stream open after the main process exited
+            yield b"main says bye\\n"
+            threading.Event().wait()
+        return Result(out(), [])
+PROVIDER = HeldOpen()
+'''
+
+
+def test_a_stream_held_open_after_the_exit_does_not_hold_the_exit(spawn):
+    s = started(spawn, HELD_OPEN)
+    t0 = time.monotonic()
+    assert s.run("bg", "any", ["x"]) == {"exec_id": "bg", "code": 0}
+    assert time.monotonic() - t0 < 3  # a short drain, not forever
+    assert s.output("bg") == b"main says bye\n"
 
 
 def test_stdin_is_fed_as_an_iterable(spawn):
