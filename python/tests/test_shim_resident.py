@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from shimclient import PYTHON_DIR, ShimProc
+from shimclient import PYTHON_DIR, RpcError, ShimProc
 from test_shim_docker import engine, image  # noqa: F401  (fixtures)
 
 REPO = PYTHON_DIR.parent
@@ -62,6 +62,8 @@ class Local:
     def exec(self, sandbox_id, argv, *, stdin=None, env=None, timeout=None):
         if sandbox_id not in self.boxes:
             raise ByocError("not_found", "no sandbox " + sandbox_id)
+        if argv == ["expire"]:
+            self.on_expired()  # does not return
         if argv == ["creds"]:
             argv = ["echo", " ".join(self.creds.values())]
         return Proc(argv, stdin, env)
@@ -124,6 +126,16 @@ def test_the_resident_scrubs_what_the_shim_echoes(host):
     host.close()
     assert CANARY.encode() not in host.stderr  # neither the resident nor the bridge logged it
     assert host.junk == b""
+
+
+def test_on_expired_ends_the_session_with_exit_3(host):
+    sid = host.call("sandbox/create", {"spec": {}})["sandbox_id"]
+    rid = host.start("sandbox/exec", {"sandbox_id": sid, "argv": ["expire"], "exec_id": "x1"})
+    with pytest.raises(RpcError) as e:
+        host.answer(rid, timeout=30)
+    assert e.value.kind == "unauthorized"
+    assert host.proc.wait(30) == 3
+    assert [m["method"] for m in host.notes] == ["resident/credentials_expired"]
 
 
 def test_a_timeout_reaches_the_shim_s_kill(host):
