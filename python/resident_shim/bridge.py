@@ -40,6 +40,7 @@ class Bridge(StoreOps):
         self.reads: Dict[str, Window] = {}
         self._lock = threading.Lock()
         self._exec_takes_cwd = accepts(getattr(provider, "exec", None), "cwd")
+        self._exec_takes_exclusive = accepts(getattr(provider, "exec", None), "exclusive")
 
     def register(self, server: Server) -> None:
         self.server = server
@@ -170,13 +171,25 @@ class Bridge(StoreOps):
             if not self._exec_takes_cwd:
                 raise WireError("invalid_request", "provider %s cannot set an exec's cwd" % self.name)
             kw["cwd"] = cwd
+        exclusive = optional(req.params, "exclusive", bool, False)
+        if exclusive:
+            # never run it beside others: a shim that cannot stop them refuses
+            if not self._exec_takes_exclusive:
+                raise WireError("invalid_request", "provider %s cannot run an exclusive exec "
+                                "(its exec takes no exclusive keyword)" % self.name)
+            kw["exclusive"] = True
         feed = StdinFeed() if optional(req.params, "stdin", bool, False) else None
         kw["stdin"] = feed
         with self._lock:
             if exec_id in self.execs:
                 raise WireError("conflict", "exec %s is already running" % exec_id)
             ex = Exec(exec_id, Window(self.window), self.chunk, self.server.notify, self._exec_ended, feed)
+            ex.sandbox_id = sid
             self.execs[exec_id] = ex
+            if exclusive:  # the shim stops them; their exits say why
+                for other in self.execs.values():
+                    if other is not ex and other.sandbox_id == sid:
+                        other.killed_for_exclusive = True
         try:
             result = self.p.exec(sid, list(argv), **kw)
         except BaseException:

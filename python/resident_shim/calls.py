@@ -12,12 +12,15 @@ log = logging.getLogger("resident_shim")
 
 
 def accepts(fn: Any, name: str) -> bool:
-    """Whether fn takes a keyword argument name (an optional extension of the contract)."""
+    """Whether fn names a keyword argument name (an optional extension of the contract).
+
+    Only a parameter of that name counts, never ``**kwargs``: an extension such as
+    ``exclusive`` must not be passed to a shim that could silently ignore it."""
     try:
         ps = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == name or p.kind == p.VAR_KEYWORD for p in ps)
+    return any(p.name == name and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in ps)
 
 
 def quietly(fn: Any) -> None:

@@ -51,6 +51,9 @@ class Exec:
     def __init__(self, exec_id: str, window: Window, chunk: int, send: Callable[[str, Dict[str, Any]], None],
                  on_end: Callable[["Exec"], None], stdin: Optional[StdinFeed]) -> None:
         self.id = exec_id
+        self.sandbox_id = ""
+        #: an exclusive exec in the same sandbox stopped this one: its exit says killed
+        self.killed_for_exclusive = False
         self.window = window
         self.chunk = chunk
         self.stdin = stdin
@@ -148,6 +151,8 @@ class Exec:
             msg: Dict[str, Any] = {"exec_id": self.id, "code": code}
             if signal:
                 msg["signal"] = signal
+            if self.killed_for_exclusive:
+                msg["killed"] = True
             if error is not None:
                 msg["error"] = error
             try:

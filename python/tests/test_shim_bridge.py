@@ -535,3 +535,45 @@ def test_credentials_never_reach_the_log_or_stdout_unless_the_shim_echoes_them(s
     assert CANARY.encode() not in s.stderr
     elsewhere = [m for m in s.notes if not (m.get("method") == "exec/output" and m["params"]["exec_id"] == "echoes")]
     assert CANARY not in json.dumps(elsewhere) + json.dumps(list(s.answers.values()))
+
+
+EXCLUSIVE = '''
+class WithExclusive(Provider):
+    def __init__(self):
+        super().__init__()
+        self.running = []
+    def exec(self, sandbox_id, argv, *, stdin=None, env=None, timeout=None, exclusive=False):
+        if exclusive:
+            for box, r in self.running:  # stop everything else of the sandbox first
+                if box == sandbox_id:
+                    r.code = -9
+                    r.block.set()
+            return Result([b"alone\\n"])
+        r = Result(block=threading.Event())
+        self.running.append((sandbox_id, r))
+        return r
+PROVIDER = WithExclusive()
+'''
+
+
+def test_exclusive_is_refused_by_a_shim_that_cannot_honour_it(spawn):
+    s = started(spawn)
+    with pytest.raises(RpcError) as e:
+        s.call("exec/start", {"exec_id": "x", "sandbox_id": "any", "argv": ["echo"], "env": {}, "cwd": "",
+                              "stdin": False, "exclusive": True})
+    assert e.value.kind == "invalid_request" and "exclusive" in e.value.message
+    assert not [m for m in s.notes if m.get("method") == "exec/exit"]
+
+
+def test_an_exclusive_exec_marks_the_others_of_its_sandbox_killed(spawn):
+    s = started(spawn, EXCLUSIVE)
+    sid = s.call("sandbox/create", {"spec": {}, "owner": OWNER, "tags": {}})["sandbox_id"]
+    other = s.call("sandbox/create", {"spec": {}, "owner": OWNER, "tags": {}})["sandbox_id"]
+    for eid, box in (("v1", sid), ("v2", other)):
+        s.call("exec/start", {"exec_id": eid, "sandbox_id": box, "argv": ["x"], "env": {}, "cwd": "", "stdin": False})
+    assert s.run("ex", sid, ["grader"], exclusive=True) == {"exec_id": "ex", "code": 0}
+    assert s.output("ex") == b"alone\n"
+    assert s.exit_of("v1") == {"exec_id": "v1", "code": 137, "signal": "SIGKILL", "killed": True}
+    assert not [m for m in s.notes if m.get("method") == "exec/exit" and m["params"]["exec_id"] == "v2"]
+    s.call("exec/kill", {"exec_id": "v2"})  # no kill(): reported at once, and not as an exclusive's victim
+    assert s.exit_of("v2") == {"exec_id": "v2", "code": 137, "signal": "SIGKILL"}
