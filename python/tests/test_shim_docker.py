@@ -183,10 +183,10 @@ def test_exec_kill_stops_the_process_tree(shim, image):
     assert left["stdout"] == b""
 
 
-def test_a_missing_executable_is_the_engine_s_exit_126(shim, image):
+def test_a_missing_executable_is_the_shell_s_exit_127(shim, image):
     sid = create(shim, image)
     ex = run(shim, sid, ["no-such-binary"])
-    assert ex["code"] == 126 and b"no-such-binary" in ex["stdout"]
+    assert ex["code"] == 127 and b"no-such-binary" in ex["stderr"]
 
 
 def test_store(shim, image, engine):
@@ -234,3 +234,16 @@ def test_store(shim, image, engine):
         shim.call("sandbox/terminate", {"sandbox_id": sid})
         for v in engine.api.volumes(filters={"label": "%s=%s" % (OWNER_KEY, shim.install_id)})["Volumes"] or []:
             engine.api.remove_volume(v["Name"], force=True)
+
+
+def test_an_exclusive_exec_runs_alone(shim, image):
+    sid = create(shim, image)
+    shim.call("exec/start", {"exec_id": "victim", "sandbox_id": sid, "argv": ["sh", "-c", "echo up; exec sleep 1000"],
+                             "env": {}, "cwd": "", "stdin": False})
+    shim.wait_note(lambda m: m.get("method") == "exec/output" and m["params"]["exec_id"] == "victim")
+    run(shim, sid, ["sh", "-c", "(while :; do sleep 0.05; done) &"])  # a service left running
+    ex = run(shim, sid, ["sh", "-c", "ps -o args | grep -c '[s]leep 0.05' || true"], exclusive=True)
+    assert (ex["code"], ex["stdout"]) == (0, b"0\n")
+    assert shim.exit_of("victim") == {"exec_id": "victim", "code": 137, "killed": True}
+    assert shim.call("sandbox/read_owner", {"sandbox_id": sid, "owner_key": OWNER_KEY})  # still alive
+    assert run(shim, sid, ["true"])["code"] == 0

@@ -85,7 +85,7 @@ def _classify(e: Exception, what: str) -> ByocError:
         return e
     status = getattr(getattr(e, "response", None), "status_code", None)
     msg = "%s: %s" % (what, getattr(e, "explanation", None) or e)
-    if isinstance(e, docker.errors.NotFound) or status == 404:
+    if isinstance(e, (docker.errors.NotFound, docker.errors.NullResource)) or status == 404:
         return ByocError("not_found", msg)
     if status == 409:
         return ByocError("conflict", msg)
@@ -179,12 +179,21 @@ class DockerExec:
         while not self._done.wait(0.1):
             if not self._p.api.exec_inspect(self._id)["Running"]:
                 break
+        code = 0
         for _ in range(50):
             info = self._p.api.exec_inspect(self._id)
             if not info["Running"]:
-                return int(info["ExitCode"])
+                code = int(info["ExitCode"] or 0)
+                break
             time.sleep(0.02)
-        return int(self._p.api.exec_inspect(self._id)["ExitCode"] or 0)
+        if code >= 128:
+            # Ended by a signal (killed, or its wrapper killed under it): its whole tree
+            # goes with it. A normal exit leaves its background services running.
+            try:
+                self.kill()
+            except ByocError:
+                pass
+        return code
 
     def kill(self) -> None:
         # Freeze first, then kill: a process of the tree killed before its parent would let
@@ -362,7 +371,9 @@ class DockerProvider:
 
     def exec(self, sandbox_id: str, argv: List[str], *, stdin: Optional[Iterable[bytes]] = None,
              env: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
-             cwd: Optional[str] = None) -> DockerExec:
+             cwd: Optional[str] = None, exclusive: bool = False) -> DockerExec:
+        if exclusive:
+            self._stop_everything(sandbox_id)
         marker = base64.b32encode(os.urandom(10)).decode().lower()
         environment = dict(env or {})
         environment[L_EXEC] = marker
@@ -370,10 +381,28 @@ class DockerProvider:
             argv = ["timeout", "-s", "KILL", str(int(timeout))] + list(argv)  # busybox and coreutils both
         if cwd and not cwd.startswith("/"):
             cwd = "/" + cwd  # relative to the sandbox root, as the protocol says
+        # A shell of our own as the command's parent: a Docker exec's process has no parent
+        # inside the container (PPID 0), and `kill -9 $PPID` would then kill its own group.
+        argv = ["sh", "-c", '"$@"; exit $?', "sh"] + list(argv)
         e = self._call("exec create", self.api.exec_create, sandbox_id, argv, stdin=stdin is not None,
                        environment=environment, workdir=cwd or None)
         sock = self._call("exec start", self.api.exec_start, e["Id"], socket=True)
         return DockerExec(self, sandbox_id, e["Id"], marker, sock, stdin)
+
+    def _stop_everything(self, sandbox_id: str) -> None:
+        """Freezes and then kills every process of the sandbox but its pid 1 (an exclusive exec)."""
+        # Spared: pid 1, its keepalive sleep (its oldest child: orphans it adopted are younger)
+        # and this script, which forks nothing (builtins only) so it cannot hit itself.
+        script = ('keep=""; for d in /proc/[0-9]*; do p=${d#/proc/}; read -r line < "$d/stat" 2>/dev/null || continue; '
+                  'set -- ${line##*) }; [ "$2" = 1 ] || continue; '
+                  'if [ -z "$keep" ] || [ "$p" -lt "$keep" ]; then keep=$p; fi; done; '
+                  'all=""; for round in 1 2 3 4 5; do new=""; '
+                  'for d in /proc/[0-9]*; do p=${d#/proc/}; case " 1 $keep $$ $all " in *" $p "*) continue;; esac; '
+                  'new="$new $p"; done; '
+                  '[ -z "$new" ] && break; kill -STOP $new 2>/dev/null; all="$all $new"; done; '
+                  '[ -n "$all" ] && kill -KILL $all 2>/dev/null; true')
+        k = self._call("exec create", self.api.exec_create, sandbox_id, ["sh", "-c", script])
+        self._call("exec start", self.api.exec_start, k["Id"])
 
     # -- store -------------------------------------------------------------------
 
