@@ -68,6 +68,14 @@ FOREVER = 2147483647
 OUT_QUEUE = 64  # chunks of output held per stream before the reader waits
 GO_DIR, GO_SYMLINK, GO_IRREGULAR = 1 << 31, 1 << 27, (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 VOLUME_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+SANDBOX_ID = re.compile(r"^[0-9a-f]{64}$")  # what create_sandbox returns: a full container id
+
+
+def _sandbox(sandbox_id: str) -> str:
+    """sandbox_id when it is one this shim could have made, else not_found (never an API path)."""
+    if not isinstance(sandbox_id, str) or not SANDBOX_ID.match(sandbox_id):
+        raise ByocError("not_found", "no sandbox %r" % sandbox_id)
+    return sandbox_id
 
 
 def volume_name(install_id: str, name: str) -> str:
@@ -340,12 +348,12 @@ class DockerProvider:
         return "unknown"
 
     def read_owner(self, sandbox_id: str) -> Optional[str]:
-        info = self._call("container inspect", self.api.inspect_container, sandbox_id)
+        info = self._call("container inspect", self.api.inspect_container, _sandbox(sandbox_id))
         return (info.get("Config", {}).get("Labels") or {}).get(OWNER_KEY)
 
     def terminate(self, sandbox_id: str) -> bool:
         try:
-            self._call("container remove", self.api.remove_container, sandbox_id, force=True)
+            self._call("container remove", self.api.remove_container, _sandbox(sandbox_id), force=True)
         except ByocError as e:
             if e.kind == "not_found":
                 return False  # idempotent: gone is gone
@@ -372,6 +380,7 @@ class DockerProvider:
     def exec(self, sandbox_id: str, argv: List[str], *, stdin: Optional[Iterable[bytes]] = None,
              env: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
              cwd: Optional[str] = None, exclusive: bool = False) -> DockerExec:
+        _sandbox(sandbox_id)
         if exclusive:
             self._stop_everything(sandbox_id)
         marker = base64.b32encode(os.urandom(10)).decode().lower()
