@@ -18,9 +18,13 @@ per-cloud shims: the contract, the SDK, and nothing of the resident.
   written to the socket, output is demultiplexed on a reader thread into two bounded
   queues, the exit code comes from exec_inspect. kill() finds the exec's processes by a
   marker in their environment, stops them all and then SIGKILLs them, with a second exec
-  (so it needs a POSIX sh in the image, as the main command does). A missing
-  executable is the engine's own answer: exit 126 and its message on stdout (the
-  contract's exec has no way to tell it apart before the process would have run).
+  (so it needs a POSIX sh in the image, as the main command does). Each command runs
+  under a shell of the shim's (a Docker exec's process has no parent in the container,
+  so ``kill -9 $PPID`` would kill its own group); an exec ended by a signal takes its
+  marked tree with it, a normal exit leaves its background services running. A missing
+  executable is that shell's exit 127 with its message on stderr (the contract's exec
+  cannot tell it apart before the process would have run). ``exclusive`` stops every
+  process but pid 1 and its keepalive sleep before the command starts.
 - Store: Docker volumes this shim labelled, owner-scoped like sandboxes: a spec's volume
   ``work`` is the engine volume ``rshim-<hash of the install>-work``, labelled with the
   owner tag, so two installs' ``work`` never meet. The store methods take an optional
