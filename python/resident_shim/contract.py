@@ -8,8 +8,14 @@ Two optional extensions close gaps of the original contract without breaking it:
 
 - the object returned by ``exec`` may have ``kill()``: ``exec/kill`` calls it, and
   the exec then ends when ``wait()`` returns;
-- ``exec`` may accept a ``cwd`` keyword: a working directory is then passed
-  through (without it an exec with a ``cwd`` is ``invalid_request``).
+- ``exec`` may name a ``cwd`` keyword: a working directory is then passed
+  through (without it an exec with a ``cwd`` is ``invalid_request``);
+- ``exec`` may name an ``exclusive`` keyword: True means stop every other
+  process of the sandbox first (without it an exclusive exec is refused);
+- the store methods may name an ``install_id`` keyword: the asking install's.
+
+Keywords are passed only to a method whose signature names them, never through
+``**kwargs``, so no extension is silently dropped.
 
 ``terminate`` may return a bool (did the sandbox exist); ``None`` counts as True.
 """
