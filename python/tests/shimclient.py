@@ -49,8 +49,10 @@ class ShimProc:
         self.hold: Set[str] = set()  # exec and stream ids whose output is not credited
         self._next = 0
         self._wlock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._threads = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._drain_stderr, daemon=True)]
+        for t in self._threads:
+            t.start()
 
     # -- transport ---------------------------------------------------------------
 
@@ -171,6 +173,8 @@ class ShimProc:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
+            for t in self._threads:  # everything the process wrote is read before a test looks
+                t.join(timeout)
 
     def settle(self, seconds: float) -> None:
         """For the rare check that something does NOT happen within a bound."""
