@@ -186,14 +186,15 @@ class Bridge(StoreOps):
             ex = Exec(exec_id, Window(self.window), self.chunk, self.server.notify, self._exec_ended, feed)
             ex.sandbox_id = sid
             self.execs[exec_id] = ex
-            if exclusive:  # the shim stops them; their exits say why
-                for other in self.execs.values():
-                    if other is not ex and other.sandbox_id == sid:
-                        other.killed_for_exclusive = True
+            victims = [o for o in self.execs.values() if exclusive and o is not ex and o.sandbox_id == sid]
+            for other in victims:  # the shim stops them; their exits say why
+                other.killed_for_exclusive = True
         try:
             result = self.p.exec(sid, list(argv), **kw)
         except BaseException:
             self._exec_ended(ex)
+            for other in victims:  # it did not start: maybe nothing was stopped
+                other.killed_for_exclusive = False
             raise
         if not req.reply({}):  # cancelled while it started: nobody wants it
             self._exec_ended(ex)
