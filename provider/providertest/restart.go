@@ -67,7 +67,7 @@ func testLifetime(t *testing.T, h Harness) {
 	}
 	_, err := e.p.Exec(ctx(t), id, provider.ExecRequest{Argv: []string{"true"}})
 	wantKind(t, "Exec in an expired sandbox", err, protocol.KindConflict)
-	if fw, ok := e.p.(provider.FileWriter); ok {
+	if fw, ok := e.p.(provider.FileWriter); ok && e.p.Info().Capabilities.WriteFile {
 		err := fw.WriteFile(ctx(t), id, "late.txt", []byte("x"), nil)
 		wantKind(t, "WriteFile in an expired sandbox", err, protocol.KindConflict)
 	}

@@ -119,7 +119,7 @@ func runStore(t *testing.T, h Harness) {
 		if got := readAll(t, st, e.owner, vol, "made.txt"); got != "from-sandbox\n" {
 			t.Errorf("the store sees %q for a file the sandbox wrote", got)
 		}
-		if fw, ok := e.p.(provider.FileWriter); ok {
+		if fw, ok := e.p.(provider.FileWriter); ok && e.p.Info().Capabilities.WriteFile {
 			if err := fw.WriteFile(ctx(t), id, "data/written/w.txt", []byte("via write_file"), nil); err != nil {
 				t.Fatalf("WriteFile into the volume: %v", err)
 			}

@@ -12,6 +12,8 @@ import tarfile
 import zipfile
 
 NAME = "resident"
+# The host package and the provider shim bridge ship in one wheel.
+PACKAGES = ("resident", "resident_shim")
 VERSION = "0.1.0"
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIST = f"{NAME}-{VERSION}"
@@ -25,13 +27,14 @@ WHEEL = "Wheel-Version: 1.0\nGenerator: resident_build\nRoot-Is-Purelib: true\nT
 
 
 def _package_files():
-    root = os.path.join(HERE, NAME)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for f in sorted(filenames):
-            if f.endswith((".py", ".typed")):
-                full = os.path.join(dirpath, f)
-                yield full, os.path.relpath(full, HERE).replace(os.sep, "/")
+    for package in PACKAGES:
+        root = os.path.join(HERE, package)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for f in sorted(filenames):
+                if f.endswith((".py", ".typed")):
+                    full = os.path.join(dirpath, f)
+                    yield full, os.path.relpath(full, HERE).replace(os.sep, "/")
 
 
 def _record_line(arcname: str, data: bytes) -> str:
