@@ -15,6 +15,27 @@ import (
 // protocol with the Docker provider behind it: a Go provider served the
 // way any external one is, on the real engine.
 func TestConformanceOverServedDocker(t *testing.T) {
+	image := engineImage(t)
+	state := t.TempDir()
+	open := func(t *testing.T) provider.Provider { return served(t, "docker", state, nil) }
+	providertest.Run(t, providertest.Harness{
+		New:   open,
+		Image: image,
+		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
+			return served(t, "docker", state, adjust)
+		},
+		// Seeded the way a host would: a sandbox of owner mounting the
+		// volume, so its labels are the provider's own.
+		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
+			providertest.SeedThroughSandbox(t, open(t), image, owner, name, files)
+		},
+	})
+}
+
+// engineImage needs the real engine (a failure under CI, a skip elsewhere)
+// and makes the busybox image the suite runs, from nothing.
+func engineImage(t *testing.T) string {
+	t.Helper()
 	if os.Getenv("DOCKER_HOST") == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI=true but DOCKER_HOST is not set")
@@ -30,18 +51,5 @@ func TestConformanceOverServedDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := t.TempDir()
-	open := func(t *testing.T) provider.Provider { return served(t, "docker", state, nil) }
-	providertest.Run(t, providertest.Harness{
-		New:   open,
-		Image: image,
-		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
-			return served(t, "docker", state, adjust)
-		},
-		// Seeded the way a host would: a sandbox of owner mounting the
-		// volume, so its labels are the provider's own.
-		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
-			providertest.SeedThroughSandbox(t, open(t), image, owner, name, files)
-		},
-	})
+	return image
 }

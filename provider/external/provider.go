@@ -165,7 +165,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 		if sb.Tags[owner.Key] != owner.InstallID {
 			continue
 		}
-		out = append(out, protocol.Sandbox(sb))
+		out = append(out, sb)
 	}
 	return out, nil
 }

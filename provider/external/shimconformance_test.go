@@ -7,10 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/moby/moby/client"
-
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker"
 	"github.com/resident-dev/resident/provider/providertest"
 )
 
@@ -18,12 +15,7 @@ import (
 // reference shim of the original ByocProvider contract (python3-docker),
 // served by the Python bridge as a real child process, on the real engine.
 func TestConformanceOverThePythonDockerShim(t *testing.T) {
-	if os.Getenv("DOCKER_HOST") == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but DOCKER_HOST is not set")
-		}
-		t.Skip("no Docker engine (set DOCKER_HOST)")
-	}
+	image := engineImage(t)
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import docker").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -33,15 +25,6 @@ func TestConformanceOverThePythonDockerShim(t *testing.T) {
 	}
 	_, self, _, _ := runtime.Caller(0)
 	pyDir := filepath.Join(filepath.Dir(self), "..", "..", "python")
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	image, _, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("PYTHONPATH", pyDir)
 	t.Setenv("DOCKER_SHIM_OWNER_KEY", providertest.OwnerKey)
 	open := func(t *testing.T) provider.Provider {

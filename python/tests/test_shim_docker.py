@@ -8,13 +8,8 @@ registry is reachable. Without an engine the tests skip, unless CI=true.
 from __future__ import annotations
 
 import base64
-import hashlib
-import io
 import os
-import subprocess
-import tarfile
 import time
-from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -23,50 +18,13 @@ from shimclient import PYTHON_DIR, RpcError, ShimProc
 
 SHIM = str(PYTHON_DIR / "examples" / "docker_shim" / "provider.py")
 OWNER_KEY = "openai4s-install-id"
-BUSYBOX = "/usr/bin/busybox"
+from conftest import _docker_client, busybox_image  # noqa: E402
 
 
 def _engine():
-    if not os.environ.get("DOCKER_HOST"):
-        return None
-    try:
-        import docker
+    # conftest's own engine check, kept as this module's name for its callers
+    return _docker_client()
 
-        cli = docker.DockerClient(base_url=os.environ["DOCKER_HOST"])
-        cli.ping()
-        return cli
-    except Exception:
-        return None
-
-
-def busybox_image(cli) -> str:
-    """A busybox image with every applet linked, imported from the host's static busybox."""
-    data = Path(BUSYBOX).read_bytes()
-    ref = "resident-pytest/busybox:" + hashlib.sha256(data).hexdigest()[:12]
-    if cli.images.list(name=ref):
-        return ref
-    applets = subprocess.run([BUSYBOX, "--list"], check=True, capture_output=True, text=True).stdout.split()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for d, mode in (("bin", 0o755), ("tmp", 0o1777), ("etc", 0o755), ("root", 0o700)):
-            info = tarfile.TarInfo(d)
-            info.type, info.mode = tarfile.DIRTYPE, mode
-            tar.addfile(info)
-        info = tarfile.TarInfo("bin/busybox")
-        info.size, info.mode = len(data), 0o755
-        tar.addfile(info, io.BytesIO(data))
-        passwd = b"root:x:0:0:root:/root:/bin/sh\n"
-        info = tarfile.TarInfo("etc/passwd")
-        info.size, info.mode = len(passwd), 0o644
-        tar.addfile(info, io.BytesIO(passwd))
-        for a in applets:
-            if a != "busybox":
-                info = tarfile.TarInfo("bin/" + a)
-                info.type, info.linkname = tarfile.SYMTYPE, "busybox"
-                tar.addfile(info)
-    repo, tag = ref.split(":")
-    cli.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
-    return ref
 
 
 @pytest.fixture(scope="module")

@@ -169,9 +169,9 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 			return nil, err
 		}
 		list, err := s.prov.ListOwned(ctx, provider.Owner{Key: p.Owner.Key, InstallID: p.Owner.InstallID})
-		out := wire.ListOwnedResult{Sandboxes: []wire.Sandbox{}}
+		out := wire.ListOwnedResult{Sandboxes: []protocol.Sandbox{}}
 		for _, sb := range list {
-			out.Sandboxes = append(out.Sandboxes, wire.Sandbox(sb))
+			out.Sandboxes = append(out.Sandboxes, sb)
 		}
 		return out, err
 	case wire.MethodReadOwner:

@@ -4,11 +4,7 @@
 // (package external/serve).
 package wire
 
-import (
-	"time"
-
-	"github.com/resident-dev/resident/protocol"
-)
+import "github.com/resident-dev/resident/protocol"
 
 // Version is the protocol version both sides pass in initialize.
 const Version = 1
@@ -102,17 +98,9 @@ type ListOwnedParams struct {
 	Owner Owner `json:"owner"`
 }
 
-// Sandbox is one sandbox as a provider lists it.
-type Sandbox struct {
-	SandboxID string            `json:"sandbox_id"`
-	Tags      map[string]string `json:"tags"`
-	CreatedAt time.Time         `json:"created_at"`
-	State     string            `json:"state"`
-	Image     string            `json:"image,omitempty"`
-}
-
+// ListOwnedResult lists sandboxes as the host's wire does (protocol.Sandbox).
 type ListOwnedResult struct {
-	Sandboxes []Sandbox `json:"sandboxes"`
+	Sandboxes []protocol.Sandbox `json:"sandboxes"`
 }
 
 type ReadOwnerParams struct {
