@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // control serialises frames to the keeper on the exec's stdin. A semaphore

@@ -14,9 +14,9 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // fakeExecEngine answers exec inspects from a table the test sets: an

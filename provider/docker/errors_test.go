@@ -11,9 +11,9 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 func TestKindOfEngineErrors(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // Exec runs argv in a sandbox under the keeper ("keeper run"), over one

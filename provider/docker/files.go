@@ -14,8 +14,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // WriteFile puts a file into a running sandbox through the keeper ("keeper

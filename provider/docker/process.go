@@ -9,8 +9,8 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // process is one running exec. Its output flows from the hijacked

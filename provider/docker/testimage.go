@@ -14,7 +14,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // DefaultBusybox is where Debian's busybox-static puts its binary.

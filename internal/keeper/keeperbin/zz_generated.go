@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "32b3fa031d83ebd989ca9840dd5cd925434a5d736c20d492508314fb281bb505"
+const BuiltFrom = "1b9a2084b7934424ed2a54da4fc6b2b44b8a6d730754fb86def0ff4f66167492"
