@@ -28,11 +28,12 @@ func init() {
 // assertion, so a signature drift breaks the build instead of silently
 // turning the ability off.
 var (
-	_ provider.Provider    = (*Provider)(nil)
-	_ provider.Store       = (*Provider)(nil)
-	_ provider.FileWriter  = (*Provider)(nil)
-	_ provider.OwnerMemory = (*Provider)(nil)
-	_ provider.Process     = (*process)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Store             = (*Provider)(nil)
+	_ provider.FileWriter        = (*Provider)(nil)
+	_ provider.OwnerMemory       = (*Provider)(nil)
+	_ provider.Process           = (*process)(nil)
+	_ provider.CredentialSecrets = (*Provider)(nil)
 )
 
 // Provider drives one Docker engine through the Engine API. It keeps no
