@@ -270,12 +270,14 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// The bar is drawn from the structured fields, whatever words the provider
+// chose: no provider's status text is parsed here.
 func TestPullProgress(t *testing.T) {
 	updates := []protocol.PullProgress{
-		{Image: "img", Status: "Pulling from library/img"},
-		{Image: "img", Status: "0123456789ab: Downloading", Current: 10, Total: 100},
-		{Image: "img", Status: "0123456789ab: Downloading", Current: 50, Total: 100},
-		{Image: "img", Status: "0123456789ab: Pull complete"},
+		{Image: "img", Status: "resolving img"},
+		{Image: "img", Status: "fetching part one", Layer: "one", Phase: protocol.PullDownloading, Current: 10, Total: 100},
+		{Image: "img", Status: "fetching part one", Layer: "one", Phase: protocol.PullDownloading, Current: 50, Total: 100},
+		{Image: "img", Status: "part one in place", Layer: "one", Phase: protocol.PullComplete},
 	}
 	var plain bytes.Buffer
 	p := newPullProgress(&plain)
@@ -283,7 +285,7 @@ func TestPullProgress(t *testing.T) {
 		p.update(u)
 	}
 	p.done()
-	want := "pull img: Pulling from library/img\npull img: 0123456789ab: Downloading\npull img: 0123456789ab: Pull complete\n"
+	want := "pull img: resolving img\npull img: fetching part one\npull img: part one in place\n"
 	if plain.String() != want {
 		t.Fatalf("plain:\n%s", plain.String())
 	}
