@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "1b9a2084b7934424ed2a54da4fc6b2b44b8a6d730754fb86def0ff4f66167492"
+const BuiltFrom = "ddd03a4414c882d47f413276c03325c4a6b7baa373f9788e0376238c4bc7367a"
