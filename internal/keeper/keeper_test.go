@@ -36,7 +36,9 @@ func TestStdinFramesAndABusyKill(t *testing.T) {
 	ctrl := NewControl(ours)
 	stdin := NewStdinWriter(ctrl)
 	big := make([]byte, keeperproto.MaxFramePayload+10)
+	wrote := make(chan struct{})
 	go func() {
+		defer close(wrote)
 		_, _ = stdin.Write(big)
 		_ = stdin.Close()
 	}()
@@ -57,6 +59,7 @@ func TestStdinFramesAndABusyKill(t *testing.T) {
 	if !slices.Equal(sizes, []int{keeperproto.MaxFramePayload, 10}) {
 		t.Fatalf("data frames of %v bytes", sizes)
 	}
+	<-wrote
 	if _, err := stdin.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("write after close: %v", err)
 	}
