@@ -213,6 +213,8 @@ type knownParams struct {
 	Message  string `json:"message"`
 	Image    string `json:"image"`
 	Status   string `json:"status"`
+	Layer    string `json:"layer"`
+	Phase    string `json:"phase"`
 	Current  int64  `json:"current"`
 	Total    int64  `json:"total"`
 }
@@ -236,7 +238,7 @@ func (c *conn) notification(method string, p *knownParams) {
 	case protocol.NotifyCredentialsExpired:
 		c.notify(method, protocol.CredentialsExpired{Message: p.Message})
 	case protocol.NotifyPullProgress:
-		c.notify(method, protocol.PullProgress{Image: p.Image, Status: p.Status, Current: p.Current, Total: p.Total})
+		c.notify(method, protocol.PullProgress{Image: p.Image, Status: p.Status, Layer: p.Layer, Phase: protocol.PullPhase(p.Phase), Current: p.Current, Total: p.Total})
 	}
 }
 

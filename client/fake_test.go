@@ -59,7 +59,7 @@ func TestPullProgressEvents(t *testing.T) {
 			t.Errorf("method %s", method)
 		}
 		fake.send(`{"jsonrpc":"2.0","method":"sandbox/pull_progress","params":{"image":"alpine:3.20","status":"Pulling from library/alpine"}}`)
-		fake.send(`{"jsonrpc":"2.0","method":"sandbox/pull_progress","params":{"image":"alpine:3.20","status":"0123456789ab: Downloading","current":512,"total":1024}}`)
+		fake.send(`{"jsonrpc":"2.0","method":"sandbox/pull_progress","params":{"image":"alpine:3.20","status":"0123456789ab: Downloading","layer":"0123456789ab","phase":"downloading","current":512,"total":1024}}`)
 		fake.send(`{"jsonrpc":"2.0","method":"some/future_note","params":{"data":{"not":"base64"}}}`)
 		fake.send(`{"id":` + string(id) + `,"result":{"sandbox_id":"box-1"},"jsonrpc":"2.0"}`)
 	}()
@@ -69,7 +69,7 @@ func TestPullProgressEvents(t *testing.T) {
 	}
 	want := []protocol.PullProgress{
 		{Image: "alpine:3.20", Status: "Pulling from library/alpine"},
-		{Image: "alpine:3.20", Status: "0123456789ab: Downloading", Current: 512, Total: 1024},
+		{Image: "alpine:3.20", Status: "0123456789ab: Downloading", Layer: "0123456789ab", Phase: protocol.PullDownloading, Current: 512, Total: 1024},
 	}
 	for _, w := range want {
 		if got := <-events; got != w {

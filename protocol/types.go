@@ -276,13 +276,40 @@ type CredentialsExpired struct {
 	Message string `json:"message"`
 }
 
-// PullProgress reports an image pull during sandbox/create.
+// PullProgress reports an image pull during sandbox/create. A host draws
+// it from the structured fields (layer, phase, bytes); status is the
+// provider's own words, for people.
 type PullProgress struct {
-	Image   string `json:"image"`
-	Status  string `json:"status"`
-	Current int64  `json:"current,omitempty"`
-	Total   int64  `json:"total,omitempty"`
+	Image  string `json:"image"`
+	Status string `json:"status"`
+	// Layer is the part of the image the event is about (a layer digest's
+	// short id); empty for the image as a whole.
+	Layer string `json:"layer,omitempty"`
+	// Phase is where Layer is, from a closed set; empty for an event that
+	// is no step of a layer (resolving the image, its digest).
+	Phase PullPhase `json:"phase,omitempty"`
+	// Current is Layer's bytes done in this phase.
+	Current int64 `json:"current,omitempty"`
+	// Total is Layer's bytes expected in this phase.
+	Total int64 `json:"total,omitempty"`
 }
+
+// PullPhase is a layer's step in an image pull.
+type PullPhase string
+
+// The pull phases, in the order a layer goes through them. A layer the
+// backend already holds goes straight to complete. Downloaded and complete
+// count as done for a progress bar: extracting rereads what is there.
+const (
+	PullWaiting     PullPhase = "waiting"
+	PullDownloading PullPhase = "downloading"
+	PullDownloaded  PullPhase = "downloaded"
+	PullExtracting  PullPhase = "extracting"
+	PullComplete    PullPhase = "complete"
+)
+
+// PullPhases is the closed set of PullPhase values.
+var PullPhases = []PullPhase{PullWaiting, PullDownloading, PullDownloaded, PullExtracting, PullComplete}
 
 // CancelParams name the request ($/cancelRequest) the host no longer wants;
 // the resident still answers it, with cancelled.

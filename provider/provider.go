@@ -185,6 +185,18 @@ type OwnerMemory interface {
 	KnownOwner(sandboxID, ownerKey string) (owner string, ok bool)
 }
 
+// CredentialSecrets is the optional ability to name the secrets inside a
+// credential value in the provider's own format (a Docker config's base64
+// "auth" field is "user:password": its decoded text and the password). A
+// backend or tool that echoes one part would show it alone, so the resident
+// registers each part with the scrubber besides the whole value and the
+// value's secret-looking JSON fields. key is the credentials key; the
+// result may be empty, never an error (a value the provider cannot read is
+// ApplyAuth's to refuse).
+type CredentialSecrets interface {
+	CredentialSecrets(key, value string) []string
+}
+
 // FixedOwnerKey is the optional ability of a provider that writes one owner
 // tag key of its own whatever the host's tag prefix (an external provider
 // announcing owner_key). The resident then owns sandboxes by that key.

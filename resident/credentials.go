@@ -1,9 +1,10 @@
 package resident
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
+
+	"github.com/resident-dev/resident/provider"
 )
 
 // secretFieldHints name the fields of a structured credential whose values
@@ -11,14 +12,23 @@ import (
 // "identitytoken" and "registrytoken", or a cloud key file's "private_key".
 var secretFieldHints = []string{"pass", "token", "secret", "auth", "key", "credential"}
 
-// credentialParts returns the secrets nested inside a credential value that
-// is a JSON document (the docker provider's docker_auth_config is one). The
-// whole value is registered anyway, but a registry or tool that echoes one
-// field (a password in an error, a token in a URL) would show that field
-// alone, so each secret-looking string field is registered too, and an
-// "auth" field that is base64 of "user:password" gives its decoded text and
-// its password.
-func credentialParts(value string) []string {
+// credentialParts returns the secrets nested inside the credential value of
+// key: the ones the provider finds in its own format (CredentialSecrets: a
+// Docker config's base64 "auth"), then, for a value that is a JSON document,
+// each secret-looking string field. The whole value is registered anyway,
+// but a registry or tool that echoes one part (a password in an error, a
+// token in a URL) would show that part alone.
+func credentialParts(prov provider.Provider, key, value string) []string {
+	var parts []string
+	if cs, ok := prov.(provider.CredentialSecrets); ok {
+		parts = cs.CredentialSecrets(key, value)
+	}
+	return append(parts, jsonSecretFields(value)...)
+}
+
+// jsonSecretFields: the string fields of a JSON document whose names look
+// secret, at any depth.
+func jsonSecretFields(value string) []string {
 	trimmed := strings.TrimSpace(value)
 	if trimmed == "" || (trimmed[0] != '{' && trimmed[0] != '[') {
 		return nil
@@ -44,14 +54,6 @@ func credentialParts(value string) []string {
 				return
 			}
 			parts = append(parts, t)
-			if strings.EqualFold(key, "auth") {
-				if dec, err := base64.StdEncoding.DecodeString(t); err == nil {
-					parts = append(parts, string(dec))
-					if _, pass, ok := strings.Cut(string(dec), ":"); ok {
-						parts = append(parts, pass)
-					}
-				}
-			}
 		}
 	}
 	walk(doc, "")

@@ -97,7 +97,7 @@ func (s *session) registerCredentials(creds map[string]string) {
 		if !s.scrub.AddSecret(creds[k]) {
 			s.log.Warn("credential value too short or blank to scrub; it is not treated as a secret", zap.String("key", k))
 		}
-		for _, part := range credentialParts(creds[k]) {
+		for _, part := range credentialParts(s.prov, k, creds[k]) {
 			if !s.scrub.AddSecret(part) {
 				s.log.Warn("a field of a structured credential is too short or blank to scrub; it is not treated as a secret", zap.String("key", k))
 			}

@@ -11,7 +11,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/internal/keeper"
 )
 
 // startup: spawn to initialize answered (the docker provider pings the
@@ -178,6 +178,13 @@ func (b *bench) perOp() ([]row, error) {
 	return rows, nil
 }
 
+// underKeeper is `true` under the keeper as the provider starts it, with a
+// token of its own (a run's token derives its mark, which execs at once
+// must not share).
+func underKeeper() []string {
+	return keeper.Run{Token: keeper.NewToken()}.Command([]string{"true"})
+}
+
 // execTrue: the round trip of `true` in a running sandbox.
 //
 // A third series runs `true` raw under the keeper, the supervisor the docker
@@ -185,12 +192,11 @@ func (b *bench) perOp() ([]row, error) {
 // control stream held open as the provider does: the difference from raw is
 // the keeper's own cost, which no change in the resident can remove.
 func (b *bench) execTrue() ([]row, error) {
-	underKeeper := []string{docker.KeeperPath, "run", "-token", "bench", "--", "true"}
 	series, err := interleavedN(b.scale(200, 20),
 		func() error { return b.res.exec(b.sandbox, "true") },
 		func() error { _, _, err := b.raw.exec(b.sandbox, []string{"true"}); return err },
 		func() error {
-			code, _, err := b.raw.execAttached(b.sandbox, underKeeper, true)
+			code, _, err := b.raw.execAttached(b.sandbox, underKeeper(), true)
 			if err == nil && code != 0 {
 				err = fmt.Errorf("keeper run true: exit %d", code)
 			}
@@ -295,7 +301,6 @@ func (b *bench) concurrent() ([]row, error) {
 	rounds := b.scale(5, 1)
 	var oursWall, rawWall, keeperWall samples
 	var oursLat, rawLat samples
-	underKeeper := []string{docker.KeeperPath, "run", "-token", "bench", "--", "true"}
 	for i := range rounds + b.scale(1, 0) {
 		warm := i < b.scale(1, 0)
 		wall, lat, err := fanOut(n, func() error { return b.res.exec(b.sandbox, "true") })
@@ -308,7 +313,7 @@ func (b *bench) concurrent() ([]row, error) {
 		}
 		// The same fan-out raw under the keeper: the share of the wall
 		// that is the keeper's per-exec start, on cores shared with the engine.
-		kwall, _, err := fanOut(n, func() error { _, _, err := b.raw.execAttached(b.sandbox, underKeeper, true); return err })
+		kwall, _, err := fanOut(n, func() error { _, _, err := b.raw.execAttached(b.sandbox, underKeeper(), true); return err })
 		if err != nil {
 			return nil, err
 		}

@@ -217,7 +217,8 @@ func (b *bench) ensureReadVolume(size int) (string, error) {
 	}
 	vol := "residentbench-" + b.runID
 	if _, err := b.raw.want("POST", "/volumes/create", map[string]any{"Name": vol, "Labels": map[string]string{
-		"dev.resident.managed": "true", "dev.resident.role": "store", "dev.resident.provider-version": "0.1.0", runLabel: b.runID}}, 201); err != nil {
+		"dev.resident.managed": "true", "dev.resident.role": "store", "dev.resident.provider-version": "0.1.0", runLabel: b.runID,
+		ownerKey: b.installID}}, 201); err != nil { // volumes are owner-scoped: this install's, as create would label it
 		return "", err
 	}
 	b.volumes = append(b.volumes, vol)

@@ -4,7 +4,7 @@
 // --frames it also prints the JSON body of every frame, as the host sends
 // it ("→ ") and receives it ("← "), in order, on its stdout.
 //
-//	go run ./cmd/resident-demo [--provider local|docker] [--image IMAGE] [--frames]
+//	go run ./cmd/resident-demo [--provider NAME] [--image IMAGE] [--frames]
 package main
 
 import (
@@ -32,7 +32,7 @@ func main() {
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("resident-demo", flag.ContinueOnError)
 	bin := flags.String("resident", "", "resident binary (default: build ./cmd/resident)")
-	providerName := flags.String("provider", "local", "provider to load")
+	providerName := flags.String("provider", "local", "provider the resident loads (resident --list-providers names them)")
 	image := flags.String("image", "", "image for the sandbox (docker)")
 	stateDir := flags.String("state-dir", filepath.Join(os.TempDir(), "resident-demo"), "state directory")
 	frames := flags.Bool("frames", false, "also print every frame sent (→) and received (←)")

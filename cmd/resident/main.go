@@ -56,6 +56,7 @@ func run() int {
 	var allowVolumes volumeGrants
 	flags.Var(&allowVolumes, "allow-volume", "let every install browse and mount `NAME[:rw]`, a volume the resident did not create, read-only unless :rw (repeatable)")
 	showVersion := flags.Bool("version", false, "print the version and exit")
+	listProviders := flags.Bool("list-providers", false, "print the providers this binary can load, one name per line on stdout, and exit (residentctl learns them so)")
 	serveName := flags.String("serve-provider", "", "serve the named built-in provider over the external provider protocol (docs/provider-protocol.md) to a parent resident, instead of serving a host")
 	flags.Usage = func() { usage(flags) }
 	if err := flags.Parse(os.Args[1:]); err != nil {
@@ -66,6 +67,13 @@ func run() int {
 	}
 	if *showVersion {
 		fmt.Fprintln(os.Stderr, "resident", version)
+		return exitOK
+	}
+	if *listProviders {
+		// On the real stdout (fd 1 is stderr by now): it is for programs.
+		for _, name := range provider.Names() {
+			fmt.Fprintln(frames, name)
+		}
 		return exitOK
 	}
 
@@ -169,6 +177,7 @@ func usage(flags *flag.FlagSet) {
 	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [-- PROVIDER-COMMAND...]")
 	fmt.Fprintln(out, "       resident --provider external -- CMD [ARGS...]   run CMD as the provider (docs/provider-protocol.md)")
 	fmt.Fprintln(out, "       resident --serve-provider NAME                 serve a built-in provider over that protocol")
+	fmt.Fprintln(out, "       resident --list-providers                      print the providers below, one per line")
 	fmt.Fprintln(out, "\nproviders:")
 	for _, name := range provider.Names() {
 		fmt.Fprintf(out, "  %-8s %s\n", name, provider.Summary(name))

@@ -22,7 +22,7 @@ type globals struct {
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.provider, "provider", orDefault(g.provider, "local"), "compute provider the resident loads (local, docker)")
+	fs.StringVar(&g.provider, "provider", orDefault(g.provider, "local"), "compute provider the resident loads (`residentctl providers` lists what the resident binary has)")
 	fs.StringVar(&g.installID, "install-id", orDefault(g.installID, defaultInstallID()), "install id that owns the sandboxes; ls shows what earlier runs with the same id left")
 	fs.StringVar(&g.stateDir, "state-dir", g.stateDir, "the resident's --state-dir (default: the resident's own default)")
 	fs.StringVar(&g.resident, "resident", g.resident, "resident binary (default: \"resident\" beside residentctl, then on $PATH)")

@@ -10,6 +10,7 @@
 //	residentctl volumes [--json]
 //	residentctl ls-volume VOL [PATH] [--json]
 //	residentctl cat VOL PATH
+//	residentctl providers
 //
 // The resident binary is --resident, else "resident" in the directory of
 // residentctl's own executable, else "resident" on $PATH. The provider is
@@ -66,6 +67,7 @@ var commands = []command{
 	{"volumes", "[--json]", "list persistent volumes", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
 	{"cat", "VOL PATH", "print a file of a volume", cmdCat},
+	{"providers", "", "list the providers the resident binary can load (for --provider)", cmdProviders},
 }
 
 func main() {
@@ -94,6 +96,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 	name, rest := top.Arg(0), top.Args()[1:]
 	if name == "help" {
 		usage(io.out)
+		printProviders(g, io.out)
 		return 0
 	}
 	for _, c := range commands {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,12 +270,14 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// The bar is drawn from the structured fields, whatever words the provider
+// chose: no provider's status text is parsed here.
 func TestPullProgress(t *testing.T) {
 	updates := []protocol.PullProgress{
-		{Image: "img", Status: "Pulling from library/img"},
-		{Image: "img", Status: "0123456789ab: Downloading", Current: 10, Total: 100},
-		{Image: "img", Status: "0123456789ab: Downloading", Current: 50, Total: 100},
-		{Image: "img", Status: "0123456789ab: Pull complete"},
+		{Image: "img", Status: "resolving img"},
+		{Image: "img", Status: "fetching part one", Layer: "one", Phase: protocol.PullDownloading, Current: 10, Total: 100},
+		{Image: "img", Status: "fetching part one", Layer: "one", Phase: protocol.PullDownloading, Current: 50, Total: 100},
+		{Image: "img", Status: "part one in place", Layer: "one", Phase: protocol.PullComplete},
 	}
 	var plain bytes.Buffer
 	p := newPullProgress(&plain)
@@ -282,7 +285,7 @@ func TestPullProgress(t *testing.T) {
 		p.update(u)
 	}
 	p.done()
-	want := "pull img: Pulling from library/img\npull img: 0123456789ab: Downloading\npull img: 0123456789ab: Pull complete\n"
+	want := "pull img: resolving img\npull img: fetching part one\npull img: part one in place\n"
 	if plain.String() != want {
 		t.Fatalf("plain:\n%s", plain.String())
 	}
@@ -295,5 +298,31 @@ func TestPullProgress(t *testing.T) {
 	p.done()
 	if out := term.String(); !strings.HasSuffix(out, "pulling img ["+strings.Repeat("=", 30)+"] 100 B / 100 B, 1/1 layers\n") || !strings.HasPrefix(out, "\r\x1b[K") {
 		t.Fatalf("terminal: %q", out)
+	}
+}
+
+// residentctl knows no provider names of its own: it asks the resident
+// binary, the real one beside it or whatever --resident names.
+func TestProvidersComeFromTheResident(t *testing.T) {
+	state := t.TempDir()
+	listed, err := exec.Command(filepath.Join(filepath.Dir(ctlBin), "resident"), "--list-providers").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"docker", "external", "local"} {
+		if !slices.Contains(strings.Fields(string(listed)), name) {
+			t.Fatalf("resident --list-providers = %q, no %s", listed, name)
+		}
+	}
+	ctl(t, state, nil, "providers").want(t, 0, string(listed))
+
+	fake := filepath.Join(t.TempDir(), "resident")
+	script := "#!/bin/sh\n[ \"$1\" = --list-providers ] && printf 'alpha\\nbeta\\n' && exit 0\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctl(t, state, nil, "--resident", fake, "providers").want(t, 0, "alpha\nbeta\n")
+	if r := ctl(t, state, nil, "--resident", fake, "help"); r.code != 0 || !bytes.Contains(r.stdout, []byte("providers (--provider): alpha, beta\n")) {
+		t.Fatalf("help: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -28,7 +28,7 @@ type pullProgress struct {
 }
 
 type layer struct {
-	status         string
+	phase          protocol.PullPhase
 	current, total int64
 }
 
@@ -47,26 +47,26 @@ func (p *pullProgress) update(pp protocol.PullProgress) {
 		return
 	}
 	p.image = pp.Image
-	id, status := splitLayer(pp.Status)
 	if !p.terminal {
-		line := pp.Image + ": " + pp.Status
-		if status != "" && !p.seen[id+"\x00"+status] {
-			p.seen[id+"\x00"+status] = true
-			fmt.Fprintf(p.w, "pull %s\n", line)
+		// The provider's words, once per layer and step.
+		key := pp.Layer + "\x00" + pp.Status
+		if pp.Status != "" && !p.seen[key] {
+			p.seen[key] = true
+			fmt.Fprintf(p.w, "pull %s: %s\n", pp.Image, pp.Status)
 		}
 		return
 	}
-	if id != "" {
-		l := p.layers[id]
+	if pp.Layer != "" {
+		l := p.layers[pp.Layer]
 		if l == nil {
 			l = &layer{}
-			p.layers[id] = l
+			p.layers[pp.Layer] = l
 		}
-		l.status, l.current = status, pp.Current
+		l.phase, l.current = pp.Phase, pp.Current
 		if pp.Total > 0 {
 			l.total = pp.Total
 		}
-		if isDone(status) && l.total > 0 {
+		if isDone(l.phase) && l.total > 0 {
 			l.current = l.total
 		}
 	}
@@ -97,7 +97,7 @@ func (p *pullProgress) bar() string {
 		ids = append(ids, id)
 		current += l.current
 		total += l.total
-		if isDone(l.status) {
+		if isDone(l.phase) {
 			done++
 		}
 	}
@@ -112,18 +112,9 @@ func (p *pullProgress) bar() string {
 		p.image, strings.Repeat("=", filled), strings.Repeat(" ", width-filled), size(current), size(total), done, len(ids))
 }
 
-// splitLayer separates the provider's "<layer id>: <status>" form; a status
-// without a hex layer id is about the whole image.
-func splitLayer(status string) (id, rest string) {
-	head, tail, ok := strings.Cut(status, ": ")
-	if !ok || len(head) < 12 || strings.Trim(head, "0123456789abcdef") != "" {
-		return "", status
-	}
-	return head, tail
-}
-
-func isDone(status string) bool {
-	return status == "Pull complete" || status == "Already exists" || status == "Download complete"
+// isDone: the layer's bytes are all there (extracting rereads them).
+func isDone(phase protocol.PullPhase) bool {
+	return phase == protocol.PullDownloaded || phase == protocol.PullComplete
 }
 
 func size(n int64) string {

@@ -164,9 +164,16 @@ func unwrap(text string) string {
 	return strings.Join(paras, "\n\n")
 }
 
-// mapSpecialTypes gives the closed error-kind set as an enum; everything else
-// reflects from its Go type.
+// mapSpecialTypes gives the closed sets (error kinds, pull phases) as enums;
+// everything else reflects from its Go type.
 func mapSpecialTypes(t reflect.Type) *jsonschema.Schema {
+	if t == reflect.TypeFor[protocol.PullPhase]() {
+		phases := make([]any, len(protocol.PullPhases))
+		for i, p := range protocol.PullPhases {
+			phases[i] = string(p)
+		}
+		return &jsonschema.Schema{Type: "string", Enum: phases, Description: "A layer's step in an image pull, from a closed set."}
+	}
 	if t == reflect.TypeFor[protocol.Kind]() {
 		kinds := make([]any, len(protocol.Kinds))
 		for i, k := range protocol.Kinds {

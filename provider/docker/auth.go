@@ -71,6 +71,35 @@ func (p *Provider) applyRegistryAuth(creds map[string]string) error {
 	return nil
 }
 
+// CredentialSecrets names what a Docker config holds besides its JSON
+// fields: each "auth" is base64 of "user:password", so its decoded text and
+// the password are secrets on their own (a registry error may echo either).
+func (p *Provider) CredentialSecrets(key, value string) []string {
+	if key != CredentialDockerConfig {
+		return nil
+	}
+	var cfg struct {
+		Auths map[string]struct {
+			Auth string `json:"auth"`
+		} `json:"auths"`
+	}
+	if json.Unmarshal([]byte(value), &cfg) != nil {
+		return nil
+	}
+	var parts []string
+	for _, ac := range cfg.Auths {
+		dec, err := base64.StdEncoding.DecodeString(ac.Auth)
+		if ac.Auth == "" || err != nil {
+			continue
+		}
+		parts = append(parts, string(dec))
+		if _, pass, ok := strings.Cut(string(dec), ":"); ok {
+			parts = append(parts, pass)
+		}
+	}
+	return parts
+}
+
 // registryAuthFor is the X-Registry-Auth value for a registry domain, or ""
 // for an anonymous pull.
 func (p *Provider) registryAuthFor(domain string) string {

@@ -78,3 +78,22 @@ func TestApplyAuthPingsTheEngine(t *testing.T) {
 		t.Fatalf("live engine: %v", err)
 	}
 }
+
+// The Docker config's base64 "auth" is this provider's format: it names
+// the decoded "user:password" and the password, so the resident's scrubber
+// masks either when a registry echoes it, without knowing the format.
+func TestCredentialSecretsOfADockerConfig(t *testing.T) {
+	p := &Provider{}
+	auth := base64.StdEncoding.EncodeToString([]byte("hub-user:hub-pass-81c2"))
+	cfg := `{"auths":{"docker.io":{"auth":"` + auth + `"},"r.example":{"auth":"not base64!"},"s.example":{"username":"u","password":"p"}}}`
+	got := p.CredentialSecrets(CredentialDockerConfig, cfg)
+	if len(got) != 2 || got[0] != "hub-user:hub-pass-81c2" || got[1] != "hub-pass-81c2" {
+		t.Fatalf("CredentialSecrets = %q", got)
+	}
+	if got := p.CredentialSecrets("other_key", cfg); got != nil {
+		t.Fatalf("another key's value: %q", got)
+	}
+	if got := p.CredentialSecrets(CredentialDockerConfig, "{not json"); got != nil {
+		t.Fatalf("not JSON: %q", got)
+	}
+}

@@ -14,9 +14,9 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // fakeExecEngine answers exec inspects from a table the test sets: an
@@ -133,23 +133,5 @@ func TestACorruptedStreamEndsThatExecAtOnceWithATypedError(t *testing.T) {
 	}
 	if typ, ok := <-goodKeeper.frames; ok {
 		t.Fatalf("the other exec's keeper got frame %q", typ)
-	}
-}
-
-// The keeper's status line: anything that is not one of its two words is a
-// stream that cannot be trusted, or a keeper killed before it spoke.
-func TestAnUnexpectedStatusLineIsTransient(t *testing.T) {
-	cases := map[string]protocol.Kind{
-		"":                                     protocol.KindTransient,
-		keeperproto.StatusPrefix + "maybe 3\n": protocol.KindTransient,
-		keeperproto.StatusPrefix + "err not_found no such dir\n": protocol.KindNotFound,
-	}
-	for line, want := range cases {
-		if _, err := parseStatus([]byte(line)); protocol.KindOf(err) != want {
-			t.Errorf("parseStatus(%q) = %v, want kind %s", line, err, want)
-		}
-	}
-	if st, err := parseStatus([]byte(keeperproto.StatusPrefix + "ok 4\n")); err != nil || st.oomKills != 4 {
-		t.Errorf("ok line: %+v %v", st, err)
 	}
 }

@@ -52,8 +52,8 @@
 // # The keeper
 //
 // A sandbox's image may have no shell, no sleep, no kill. So the provider
-// brings a tiny static helper, the keeper (internal/keeper, embedded by
-// internal/keeperbin for amd64 and arm64), in a read-only volume named after
+// brings a tiny static helper, the keeper (internal/keeper/cmd/keeper, embedded by
+// internal/keeper/keeperbin for amd64 and arm64), in a read-only volume named after
 // its digest ("resident-keeper-<digest>") mounted at /.resident in every
 // sandbox, and in a one-file image ("resident-keeper:<digest>") imported from
 // a tarball for store helpers. Both are made on first use per engine and

@@ -13,7 +13,6 @@ import (
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 func TestKindOfEngineErrors(t *testing.T) {
@@ -137,26 +136,4 @@ func TestUnauthorizedFiresTheHook(t *testing.T) {
 		t.Fatal("the unauthorized hook did not fire")
 	}
 	t.Logf("hook fired %d times: %v", fired.Load(), reason.Load())
-}
-
-// What the keeper or the runtime says at an exec's start never comes out
-// internal: a kind the keeper names outside the closed set is transient,
-// and the runtime's own text instead of a status (it would not start the
-// keeper) is a refusal that Exec explains from the sandbox's state.
-func TestExecStatusKinds(t *testing.T) {
-	cases := map[string]protocol.Kind{
-		keeperproto.StatusPrefix + "err not_found no such cwd\n":    protocol.KindNotFound,
-		keeperproto.StatusPrefix + "err rate_limited slow down\n":   protocol.KindTransient,
-		"OCI runtime exec failed: cannot exec in a stopped state\n": protocol.KindTransient,
-		"": protocol.KindTransient,
-	}
-	for line, want := range cases {
-		_, err := parseStatus([]byte(line))
-		if got := protocol.KindOf(err); got != want {
-			t.Errorf("status %q: %v, kind %s; want %s", line, err, got, want)
-		}
-	}
-	if _, err := parseStatus([]byte("cannot exec in a stopped state\n")); !errors.Is(err, errRuntimeRefused) {
-		t.Errorf("the runtime's text is not marked as a refusal: %v", err)
-	}
 }

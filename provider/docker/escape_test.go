@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // Commands that try to leave their exec's tree behind by killing their

@@ -2,24 +2,19 @@ package docker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // Exec runs argv in a sandbox under the keeper ("keeper run"), over one
@@ -42,24 +37,17 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 			return nil, err
 		}
 	}
-	token := newToken()
-	cmd := []string{keeperproto.Path, keeperproto.CmdRun, "-token", token}
+	run := keeper.Run{Token: keeper.NewToken(), Stdin: req.Stdin, Exclusive: req.Exclusive}
 	if req.Cwd != "" {
 		// Relative to the sandbox root, and never above it.
-		cmd = append(cmd, "-cwd", path.Join("/", req.Cwd))
-	}
-	if req.Stdin {
-		cmd = append(cmd, "-stdin")
-	}
-	if req.Exclusive {
-		cmd = append(cmd, "-exclusive")
+		run.Cwd = path.Join("/", req.Cwd)
 	}
 	if d, ok := ctx.Deadline(); ok {
 		// The keeper enforces the deadline itself too: it holds even when
 		// the engine or the resident cannot reach it any more.
-		cmd = append(cmd, "-deadline-ms", strconv.FormatInt(max(1, time.Until(d).Milliseconds()), 10))
+		run.Deadline = d
 	}
-	cmd = append(append(cmd, "--"), req.Argv...)
+	cmd := run.Command(req.Argv)
 	if req.Exclusive {
 		undo := p.running.evict(sandboxID)
 		defer func() {
@@ -79,7 +67,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err != nil {
 		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
-	proc := newProcess(p, sandboxID, created.ID, token, att.HijackedResponse, req.Stdin)
+	proc := newProcess(p, sandboxID, created.ID, run.Token, att.HijackedResponse, req.Stdin)
 	st, err := proc.awaitStatus(cctx)
 	if err != nil {
 		proc.abandon()
@@ -88,7 +76,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		}
 		return nil, p.execRefused(cctx, sandboxID, classify(cctx, "exec start", err))
 	}
-	proc.oomBefore = st.oomKills
+	proc.oomBefore = st.OOMKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
 	p.running.add(proc)
 	return proc, nil
@@ -145,59 +133,12 @@ func execEnv(env map[string]string) []string {
 	return out
 }
 
-func newToken() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// errRuntimeRefused marks an exec the container runtime would not start:
-// what came back is the runtime's error text, not the keeper's status.
-var errRuntimeRefused = errors.New("the container runtime refused the exec")
-
-// keeperStatus is the keeper's first line.
-type keeperStatus struct {
-	oomKills int64
-}
-
-// parseStatus reads "<prefix>ok <oom>" or "<prefix>err <kind> <message>".
-func parseStatus(line []byte) (keeperStatus, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\n"), keeperproto.StatusPrefix)
-	if len(line) == 0 {
-		// The keeper ended without a word: killed before it could protect
-		// itself (a process of the sandbox can, in that first instant).
-		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec: the sandbox helper ended before the command started")
-	}
-	if !ok {
-		// Not the keeper talking: the runtime could not start it at all
-		// (the sandbox stopped under the exec, or its volume is gone).
-		return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "sandbox helper did not start: %w: %s",
-			errRuntimeRefused, strings.TrimSpace(strings.ToValidUTF8(string(line), "?")))
-	}
-	word, rest, _ := strings.Cut(rest, " ")
-	switch word {
-	case "ok":
-		n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-		if err != nil {
-			n = -1
-		}
-		return keeperStatus{oomKills: n}, nil
-	case "err":
-		kind, msg, _ := strings.Cut(rest, " ")
-		return keeperStatus{}, protocol.Errorf(protocol.Kind(kind), "%s", msg)
-	}
-	// A keeper line that says neither: the stream is not what the keeper
-	// wrote. Transient like a corrupted stream (wait.go); the connection is
-	// dropped, so the keeper kills whatever it started.
-	return keeperStatus{}, protocol.Errorf(protocol.KindTransient, "exec stream corrupted: bad keeper status %q", rest)
-}
-
 // runKeeper runs a short keeper command in a sandbox and returns its
 // stdout (at most 4 KiB): the kill fallback and the OOM counter use it.
 func (p *Provider) runKeeper(ctx context.Context, sandboxID string, args ...string) (string, error) {
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{Cmd: append([]string{keeperproto.Path}, args...), AttachStdout: true, AttachStderr: true})
+	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{Cmd: keeper.Command(args...), AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", classify(cctx, "keeper "+args[0], err)
 	}

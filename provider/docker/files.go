@@ -14,8 +14,9 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // WriteFile puts a file into a running sandbox through the keeper ("keeper
@@ -81,7 +82,7 @@ func (p *Provider) runKeeperWithInput(ctx context.Context, sandboxID string, inp
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	created, err := p.cli.ExecCreate(cctx, sandboxID, client.ExecCreateOptions{
-		Cmd: append([]string{keeperproto.Path}, args...), AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		Cmd: keeper.Command(args...), AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return keeperproto.Header{}, p.execCreateFailed(ctx, cctx, sandboxID, err)

@@ -14,9 +14,9 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/zap"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperbin"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperbin"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // helperRefs name the two engine objects the keeper lives in, both named

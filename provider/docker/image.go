@@ -129,11 +129,39 @@ func (r *pullReporter) report(msg jsonstream.Message) {
 		return
 	}
 	r.last[msg.ID] = pullState{status: msg.Status, at: now}
-	pp := protocol.PullProgress{Image: r.image, Status: status}
+	pp := protocol.PullProgress{Image: r.image, Status: status, Phase: pullPhase(msg.Status)}
+	if pp.Phase != "" {
+		// Only a layer's steps name a layer: the image's own messages carry
+		// its tag in the same field ("Pulling from library/alpine", id 3.20).
+		pp.Layer = msg.ID
+	}
 	if msg.Progress != nil {
 		pp.Current, pp.Total = msg.Progress.Current, msg.Progress.Total
 	}
 	r.notify(protocol.NotifyPullProgress, pp)
+}
+
+// pullPhase maps the engine's words for a layer's step to the protocol's
+// closed set; "" for a message that is no layer's step. The words are the
+// engine's (distribution/xfer), stable since Docker 1.10.
+func pullPhase(status string) protocol.PullPhase {
+	status = strings.TrimSpace(status)
+	if strings.HasPrefix(status, "Retrying in ") {
+		return protocol.PullDownloading
+	}
+	switch status {
+	case "Pulling fs layer", "Waiting":
+		return protocol.PullWaiting
+	case "Downloading", "Verifying Checksum":
+		return protocol.PullDownloading
+	case "Download complete":
+		return protocol.PullDownloaded
+	case "Extracting":
+		return protocol.PullExtracting
+	case "Pull complete", "Already exists":
+		return protocol.PullComplete
+	}
+	return ""
 }
 
 // jsonMessages decodes a stream of engine JSON messages.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // keeperProbe runs, from inside the sandbox, every attack a process has on

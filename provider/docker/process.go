@@ -9,8 +9,9 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // process is one running exec. Its output flows from the hijacked
@@ -21,8 +22,8 @@ type process struct {
 	sandbox, exec string
 	token         string
 	hijack        client.HijackedResponse
-	ctrl          *control
-	stdin         *stdinWriter
+	ctrl          *keeper.Control
+	stdin         *keeper.StdinWriter
 	demux         *demuxer
 	activity      atomic.Int64 // unix nanos the output was last seen waiting for the engine, or -1 while a reader is behind
 	oomBefore     int64
@@ -36,11 +37,11 @@ type process struct {
 }
 
 func newProcess(p *Provider, sandbox, exec, token string, h client.HijackedResponse, withStdin bool) *process {
-	pr := &process{p: p, sandbox: sandbox, exec: exec, token: token, hijack: h, ctrl: newControl(h.Conn), stopKill: func() bool { return true }}
+	pr := &process{p: p, sandbox: sandbox, exec: exec, token: token, hijack: h, ctrl: keeper.NewControl(h.Conn), stopKill: func() bool { return true }}
 	pr.activity.Store(time.Now().UnixNano())
 	pr.demux = newDemuxer(h.Reader, &pr.activity)
 	if withStdin {
-		pr.stdin = &stdinWriter{ctrl: pr.ctrl}
+		pr.stdin = keeper.NewStdinWriter(pr.ctrl)
 	}
 	return pr
 }
@@ -50,20 +51,20 @@ func (pr *process) Stderr() io.Reader { return &pr.demux.stderr }
 
 func (pr *process) Stdin() io.WriteCloser {
 	if pr.stdin == nil {
-		return nil // a nil *stdinWriter in the interface would not be nil
+		return nil // a nil *keeper.StdinWriter in the interface would not be nil
 	}
 	return pr.stdin
 }
 
 // awaitStatus reads the keeper's status line off the stream; no stdout
 // passes before it. Cancelling ctx closes the connection under the read.
-func (pr *process) awaitStatus(ctx context.Context) (keeperStatus, error) {
+func (pr *process) awaitStatus(ctx context.Context) (keeper.Status, error) {
 	stop := context.AfterFunc(ctx, func() { pr.hijack.Close() })
 	line := pr.demux.statusLine(keeperproto.MaxStatusLine)
 	if !stop() {
-		return keeperStatus{}, ctx.Err()
+		return keeper.Status{}, ctx.Err()
 	}
-	return parseStatus(line)
+	return keeper.ParseStatus(line)
 }
 
 // abandon ends an exec that never got going: the keeper sees its control
@@ -81,5 +82,5 @@ func (pr *process) kill() {
 		return
 	}
 	pr.killedAt.Store(time.Now().UnixNano())
-	_ = pr.ctrl.send(keeperproto.FrameKill, nil, time.Second)
+	_ = pr.ctrl.Kill(time.Second)
 }

@@ -24,10 +24,16 @@ func init() {
 	provider.Register("docker", "containers on a Docker engine (DOCKER_HOST; local or remote), hardened by default", New)
 }
 
+// Interface guards: every optional ability the resident finds by type
+// assertion, so a signature drift breaks the build instead of silently
+// turning the ability off.
 var (
-	_ provider.Provider   = (*Provider)(nil)
-	_ provider.Store      = (*Provider)(nil)
-	_ provider.FileWriter = (*Provider)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Store             = (*Provider)(nil)
+	_ provider.FileWriter        = (*Provider)(nil)
+	_ provider.OwnerMemory       = (*Provider)(nil)
+	_ provider.Process           = (*process)(nil)
+	_ provider.CredentialSecrets = (*Provider)(nil)
 )
 
 // Provider drives one Docker engine through the Engine API. It keeps no

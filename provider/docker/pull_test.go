@@ -96,14 +96,15 @@ func TestCreatePullsWithProgress(t *testing.T) {
 		t.Fatalf("exec in the pulled image: %+v", r)
 	}
 	progress := n.pulls()
-	sawBytes := false
+	sawBytes, sawComplete := false, false
 	for _, pp := range progress {
 		if pp.Image != ref {
 			t.Errorf("progress for %q, want %q", pp.Image, ref)
 		}
-		sawBytes = sawBytes || (pp.Total > 0 && pp.Current > 0)
+		sawBytes = sawBytes || (pp.Total > 0 && pp.Current > 0 && pp.Layer != "" && pp.Phase != "")
+		sawComplete = sawComplete || (pp.Phase == protocol.PullComplete && pp.Layer != "")
 	}
-	if len(progress) < 3 || !sawBytes {
+	if len(progress) < 3 || !sawBytes || !sawComplete {
 		t.Fatalf("pull progress: %+v", progress)
 	}
 	t.Logf("%d pull_progress notifications, first %+v, last %+v", len(progress), progress[0], progress[len(progress)-1])

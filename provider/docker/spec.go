@@ -9,8 +9,8 @@ import (
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/container"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // Hardened defaults; doc.go explains each and how a host changes it.

@@ -15,8 +15,8 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // helperRun is one store helper container: the keeper image running "ls"

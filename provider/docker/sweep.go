@@ -10,7 +10,7 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/zap"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperbin"
+	"github.com/resident-dev/resident/internal/keeper/keeperbin"
 )
 
 // The start sweep: what earlier residents on this engine left behind, of

@@ -13,16 +13,10 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // DefaultBusybox is where Debian's busybox-static puts its binary.
 const DefaultBusybox = "/usr/bin/busybox"
-
-// KeeperPath is where the keeper sits inside every sandbox, for benchmarks
-// that split its share of an exec from the engine's.
-const KeeperPath = keeperproto.Path
 
 // ImportBusybox makes two images from nothing, for machines that reach no
 // registry (tests, benchmarks, the demo): busybox with every applet linked,

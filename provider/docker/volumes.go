@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
 )
 
 // maxListing bounds a listing's JSON: 16 MiB is far beyond any sane limit

@@ -12,13 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperbin"
+	"github.com/resident-dev/resident/internal/keeper/keeperbin"
 )
 
 func main() {
 	for _, arch := range []string{"amd64", "arm64"} {
 		tmp := filepath.Join(os.TempDir(), "resident-keeper-"+arch)
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", tmp, "../keeper")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", tmp, "../cmd/keeper")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // treeKiller kills every process of the exec once triggered, from

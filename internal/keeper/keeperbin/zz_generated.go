@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "32b3fa031d83ebd989ca9840dd5cd925434a5d736c20d492508314fb281bb505"
+const BuiltFrom = "ddd03a4414c882d47f413276c03325c4a6b7baa373f9788e0376238c4bc7367a"

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // enter moves to the exec's work directory and resolves its executable,

@@ -1,12 +1,12 @@
-// Package keeperbin embeds the keeper (../keeper), prebuilt as a static
+// Package keeperbin embeds the keeper (../cmd/keeper), prebuilt as a static
 // linux binary for each architecture a Docker engine commonly runs on. The
 // provider copies it into a read-only helper volume that every sandbox
 // mounts, so it works on any image, remote engines included, without a
 // toolchain at run time.
 //
-// After changing ../keeper or ../keeperproto, run
+// After changing ../cmd/keeper or ../keeperproto, run
 //
-//	go generate ./provider/docker/internal/keeperbin
+//	go generate ./internal/keeper/keeperbin
 //
 // TestEmbeddedKeeperIsCurrent fails until you do.
 package keeperbin

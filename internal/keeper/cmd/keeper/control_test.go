@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // A control stream that stops being frames the provider wrote ends the

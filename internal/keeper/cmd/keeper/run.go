@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 const prSetChildSubreaper = 36

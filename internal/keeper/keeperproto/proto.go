@@ -1,5 +1,6 @@
-// Package keeperproto is the small wire shared by the Docker provider and the
-// keeper, the static helper it puts into every sandbox (see package keeper).
+// Package keeperproto is the small wire shared by the keeper, the static
+// helper a provider puts into every sandbox (../cmd/keeper), and the
+// resident's side of it (package keeper, used by the Docker provider).
 // Both sides import it so the two can never disagree on a byte.
 package keeperproto
 

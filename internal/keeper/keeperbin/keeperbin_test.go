@@ -8,7 +8,7 @@ func TestEmbeddedKeeperIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum != BuiltFrom {
-		t.Fatal("the embedded keeper is older than its sources: run go generate ./provider/docker/internal/keeperbin")
+		t.Fatal("the embedded keeper is older than its sources: run go generate ./internal/keeper/keeperbin")
 	}
 }
 

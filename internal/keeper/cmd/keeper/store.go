@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/resident-dev/resident/internal/beneath"
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // ls prints a JSON listing of one directory of the mounted volume: at most

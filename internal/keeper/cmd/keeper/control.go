@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // childStdin is /dev/null unless the exec asked for stdin; then it is a

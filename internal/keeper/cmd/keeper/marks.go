@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // killMarked stops and kills every live process whose groups match, until

@@ -29,7 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resident-dev/resident/provider/docker/internal/keeperproto"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 func main() {
