@@ -208,7 +208,8 @@ type Config struct {
 	// Args are the command line's words after "--": the external
 	// provider's program and its arguments.
 	Args []string
-	// CallTimeout, when set, is the deadline of one call to a provider
-	// that runs as a separate program (external).
-	CallTimeout time.Duration
+	// Options are the operator's settings for this provider
+	// (--provider-opt key=value), read through the Options it declared
+	// with Register; Open has refused any other key.
+	Options Options
 }
