@@ -84,10 +84,14 @@ type Info struct {
 	CallTimeout time.Duration
 }
 
-// SecretPolicy is the provider's part of what the scrubber removes.
+// SecretPolicy is the provider's part of what the scrubber removes. It is
+// data: it marshals to JSON with each token pattern's regexp as source text
+// and unmarshals by compiling it (hardening.CompileTokenPattern), so a
+// policy can cross a process boundary (an external provider, a host that
+// wants to scrub as the resident does) and come back the same.
 type SecretPolicy struct {
-	EnvPrefixes []string
-	Tokens      []hardening.TokenPattern
+	EnvPrefixes []string                 `json:"env_prefixes"`
+	Tokens      []hardening.TokenPattern `json:"token_patterns"`
 }
 
 // ExecRequest is a validated exec. The process environment is exactly: a
