@@ -9,7 +9,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 // condition answers [docker]: an engine answers at DOCKER_HOST. Under
@@ -39,7 +39,7 @@ func cmdDockerImage(ts *testscript.TestScript, neg bool, args []string) {
 	cli, err := client.New(client.FromEnv)
 	ts.Check(err)
 	defer cli.Close()
-	busybox, noShell, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	busybox, noShell, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	ts.Check(err)
 	ts.Setenv("IMAGE", busybox)
 	ts.Setenv("NOSHELL_IMAGE", noShell)

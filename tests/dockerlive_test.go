@@ -10,7 +10,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 var (
@@ -38,7 +38,7 @@ func needDocker(t *testing.T) string {
 		}
 		t.Skip(msg)
 	}
-	busyboxOnce.Do(func() { busyboxImage, _, busyboxErr = docker.ImportBusybox(cli, docker.DefaultBusybox) })
+	busyboxOnce.Do(func() { busyboxImage, _, busyboxErr = dockertest.ImportBusybox(cli, dockertest.DefaultBusybox) })
 	if busyboxErr != nil {
 		t.Fatal(busyboxErr)
 	}

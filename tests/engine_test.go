@@ -15,7 +15,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 // privateEngine is a second dockerd started for one test alone, with its
@@ -118,7 +118,7 @@ func (e *privateEngine) busybox() string {
 	e.t.Helper()
 	cli := e.client()
 	defer cli.Close()
-	image, _, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	image, _, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	if err != nil {
 		e.t.Fatal(err)
 	}

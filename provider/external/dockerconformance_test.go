@@ -7,7 +7,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 	"github.com/resident-dev/resident/provider/providertest"
 )
 
@@ -26,7 +26,7 @@ func TestConformanceOverServedDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	image, _, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	image, _, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	if err != nil {
 		t.Fatal(err)
 	}
