@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/base64"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,27 +27,16 @@ type kindHost struct {
 	limits protocol.Limits
 }
 
-// kindHosts are the providers the error-kind tests run on: local always,
-// docker when an engine answers (skipped by needDocker otherwise).
-func kindHosts(t *testing.T) []func(t *testing.T) kindHost {
-	return []func(t *testing.T) kindHost{
-		func(t *testing.T) kindHost {
-			h := spawnLive(t, liveOpts{})
-			res := h.init(uniqueInstall("kinds-local"), nil)
-			return kindHost{name: "local", h: h, limits: res.Limits}
-		},
-		func(t *testing.T) kindHost {
-			image := needDocker(t)
-			h := spawnDocker(t, liveOpts{}, "")
-			res := h.init(uniqueInstall("kinds-docker"), nil)
-			return kindHost{name: "docker", h: h, image: image, limits: res.Limits}
-		},
-	}
-}
-
+// forEachProvider runs test once per provider under test (Providers), each
+// through the real binary.
 func forEachProvider(t *testing.T, test func(t *testing.T, k kindHost)) {
-	for i, start := range kindHosts(t) {
-		t.Run([]string{"local", "docker"}[i], func(t *testing.T) { test(t, start(t)) })
+	for _, name := range Providers() {
+		t.Run(name, func(t *testing.T) {
+			image := ImageFor(t, name)
+			h := spawnLive(t, liveOpts{args: []string{"--provider", name}, env: []string{"DOCKER_HOST=" + os.Getenv("DOCKER_HOST")}})
+			res := h.init(uniqueInstall("kinds-"+name), nil)
+			test(t, kindHost{name: name, h: h, image: image, limits: res.Limits})
+		})
 	}
 }
 
