@@ -5,14 +5,12 @@ import (
 	"testing"
 )
 
-var residentBin string
-
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "resident-tests-")
 	if err != nil {
 		panic(err)
 	}
-	residentBin, err = BuildResident(dir, "../cmd/resident")
+	ResidentBin, err = BuildResident(dir, "../cmd/resident")
 	if err != nil {
 		panic(err)
 	}
@@ -27,6 +25,6 @@ func TestMain(m *testing.M) {
 // one backend alone live with its package (tests/docker).
 func TestScripts(t *testing.T) {
 	for _, provider := range Providers() {
-		t.Run(provider, func(t *testing.T) { RunScripts(t, "testdata/script", residentBin, provider) })
+		t.Run(provider, func(t *testing.T) { RunScripts(t, "testdata/script", ResidentBin, provider) })
 	}
 }

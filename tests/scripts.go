@@ -13,6 +13,10 @@ import (
 	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
+// ResidentBin is the binary SpawnLive runs unless told another: each test
+// package's TestMain sets it from BuildResident.
+var ResidentBin string
+
 // BuildResident builds cmd/resident (with -race unless
 // RESIDENT_TEST_NORACE is set) into dir and returns its path. cmdDir is
 // cmd/resident relative to the calling test's package.

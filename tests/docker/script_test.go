@@ -7,14 +7,12 @@ import (
 	"github.com/resident-dev/resident/tests"
 )
 
-var residentBin string
-
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "resident-docker-tests-")
 	if err != nil {
 		panic(err)
 	}
-	residentBin, err = tests.BuildResident(dir, "../../cmd/resident")
+	tests.ResidentBin, err = tests.BuildResident(dir, "../../cmd/resident")
 	if err != nil {
 		panic(err)
 	}
@@ -26,5 +24,5 @@ func TestMain(m *testing.M) {
 // TestSessions runs the sessions only Docker has (testdata/script) on the
 // engine at DOCKER_HOST: skipped without one, failed under CI=true.
 func TestSessions(t *testing.T) {
-	tests.RunScripts(t, "testdata/script", residentBin, "docker")
+	tests.RunScripts(t, "testdata/script", tests.ResidentBin, "docker")
 }
