@@ -98,7 +98,7 @@ func SpawnLive(t *testing.T, o LiveOpts) *LiveHost {
 			t.Errorf("the resident wrote a frame that does not parse: %v", h.badFrame)
 		}
 		if t.Failed() {
-			t.Logf("resident stderr (Tail):\n%s", Tail(h.stderr.String(), 4000))
+			t.Logf("resident stderr (tail):\n%s", Tail(h.stderr.String(), 4000))
 		}
 	})
 	return h

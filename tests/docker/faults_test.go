@@ -119,7 +119,7 @@ func TestDockerEngineFaults(t *testing.T) {
 	for fdsAfter = tests.OpenFDs(t, pid); fdsAfter > fdsBefore+2 && time.Now().Before(deadline); fdsAfter = tests.OpenFDs(t, pid) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("resident descriptors: %d before the faults, %d after; tests.Threads %d, %d", fdsBefore, fdsAfter, threadsBefore, tests.Threads(t, pid))
+	t.Logf("resident descriptors: %d before the faults, %d after; threads %d, %d", fdsBefore, fdsAfter, threadsBefore, tests.Threads(t, pid))
 	if fdsAfter > fdsBefore+2 {
 		t.Errorf("descriptor leak: %d before, %d after", fdsBefore, fdsAfter)
 	}

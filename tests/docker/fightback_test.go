@@ -63,11 +63,11 @@ func TestDockerMemoryHogIsReported(t *testing.T) {
 	h := SpawnDocker(t, tests.LiveOpts{}, "")
 	h.Init(tests.UniqueInstall("oom"), nil)
 	box := h.Create(map[string]any{"image": image, "memory_mb": 32})
-	// 64 MiB held in memory: tests.Tail keeps the "last line" of /dev/zero,
+	// 64 MiB held in memory: tail keeps the "last line" of /dev/zero,
 	// which never ends, so it grows until the limit kills it.
 	var res protocol.ExecResult
 	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "hog",
-		"argv": []string{"sh", "-c", "head -c 67108864 /dev/zero | tests.Tail -c 67108864 > /dev/null"}}, &res)
+		"argv": []string{"sh", "-c", "head -c 67108864 /dev/zero | tail -c 67108864 > /dev/null"}}, &res)
 	t.Logf("hog: %+v", res)
 	if !res.OOMKilled || res.ExitCode != 137 {
 		t.Fatalf("a process over its memory limit: %+v; want oom_killed and exit 137", res)
