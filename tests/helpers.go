@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 )
 
+// UniqueInstall is an install id of prefix no earlier run used.
 func UniqueInstall(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
 }

@@ -42,6 +42,7 @@ type LiveHost struct {
 	readErr   error
 }
 
+// LiveMsg is one message the resident sent.
 type LiveMsg = testhost.Message
 
 // LiveOpts say how SpawnLive runs the binary.
@@ -104,6 +105,7 @@ func SpawnLive(t *testing.T, o LiveOpts) *LiveHost {
 	return h
 }
 
+// Tail is the last n bytes of s, for failure logs.
 func Tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -190,6 +192,7 @@ func (h *LiveHost) SendQuiet(method string, params any) string {
 	return strconv.Itoa(h.nextID)
 }
 
+// Notify sends a notification.
 func (h *LiveHost) Notify(method string, params any) {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
@@ -197,6 +200,7 @@ func (h *LiveHost) Notify(method string, params any) {
 	_, _ = h.stdin.Write(protocol.AppendFrame(nil, body))
 }
 
+// WriteRaw writes b to the resident's stdin as is.
 func (h *LiveHost) WriteRaw(b []byte) {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
@@ -227,6 +231,7 @@ func (h *LiveHost) AwaitWithin(id string, limit time.Duration) (LiveMsg, bool) {
 	}
 }
 
+// Await waits for the response to request id (failing t after a long bound).
 func (h *LiveHost) Await(id string) LiveMsg {
 	h.t.Helper()
 	m, ok := h.AwaitWithin(id, 120*time.Second)
@@ -263,6 +268,7 @@ func (h *LiveHost) CallErr(method string, params any, kind protocol.Kind) string
 	return m.Error.Message
 }
 
+// Init sends initialize with installID (and extra params) and fails t on an error.
 func (h *LiveHost) Init(installID string, extra map[string]any) protocol.InitializeResult {
 	h.t.Helper()
 	params := map[string]any{"protocol_version": 1, "install_id": installID}
@@ -274,6 +280,7 @@ func (h *LiveHost) Init(installID string, extra map[string]any) protocol.Initial
 	return res
 }
 
+// Create makes a sandbox of spec and returns its id, failing t on an error.
 func (h *LiveHost) Create(spec map[string]any) string {
 	h.t.Helper()
 	var res protocol.CreateResult
@@ -288,18 +295,21 @@ func (h *LiveHost) Create(spec map[string]any) string {
 	return res.SandboxID
 }
 
+// Out is the decoded output of an exec stream so far (KeepOut).
 func (h *LiveHost) Out(execID, stream string) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return bytes.Clone(h.output[execID+"/"+stream])
 }
 
+// OutLen is how many decoded bytes an exec stream has sent so far.
 func (h *LiveHost) OutLen(execID, stream string) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.counted[execID+"/"+stream]
 }
 
+// RawStdout is every byte the resident wrote on stdout (KeepRaw).
 func (h *LiveHost) RawStdout() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -327,6 +337,7 @@ func OpenFDs(t *testing.T, pid int) int {
 	return len(entries)
 }
 
+// Threads is the number of threads of process pid.
 func Threads(t *testing.T, pid int) int {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -342,6 +353,7 @@ func Threads(t *testing.T, pid int) int {
 	return 0
 }
 
+// WaitUntil polls cond until it holds, failing t (naming what) after a long bound.
 func WaitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

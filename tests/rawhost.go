@@ -55,6 +55,7 @@ func SpawnRaw(t *testing.T, args []string, env ...string) *RawHost {
 	return h
 }
 
+// Send writes one request with a numeric id and raw JSON params.
 func (h *RawHost) Send(id int, method, params string) {
 	h.t.Helper()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
