@@ -12,7 +12,7 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// UniqueInstall is an install id of prefix no earlier run used.
+// UniqueInstall is an install id of prefix, made unique by the clock.
 func UniqueInstall(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
 }

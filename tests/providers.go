@@ -11,7 +11,7 @@ import (
 // providerImages is the image a generic session's sandboxes run, per
 // provider: local records an image and ignores it; docker needs a real one,
 // made from nothing by ImageFor. Adding a provider to the generic tests
-// means adding it here and to DefaultProviders' probe, not copying tests.
+// means adding it here and to Providers' probe, not copying tests.
 var providerImages = map[string]string{"local": "ignored-by-local"}
 
 // Providers are the providers the generic tests run on, in order: the
