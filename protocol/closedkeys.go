@@ -1,8 +1,10 @@
 package protocol
 
 import (
+	"encoding/json"
 	"reflect"
 	"sort"
+	"unicode/utf8"
 )
 
 // closedKeys is a params type whose unknown keys are refused instead of
@@ -27,4 +29,18 @@ func sortedKeys(fields map[string]reflect.Type) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// decodedKey is key as encoding/json decodes it: str returns an unescaped
+// key's bytes as they are, and the decoder turns invalid UTF-8 into U+FFFD,
+// so an error names the key the host will see echoed back the same way.
+func decodedKey(key string) string {
+	if utf8.ValidString(key) {
+		return key
+	}
+	var s string
+	if err := json.Unmarshal([]byte(`"`+key+`"`), &s); err != nil {
+		return key
+	}
+	return s
 }

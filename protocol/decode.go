@@ -198,7 +198,7 @@ func (k *keyScanner) object(t reflect.Type) error {
 					}
 				}
 				if closed, ok := reflect.Zero(t).Interface().(closedKeys); ok {
-					return fmt.Errorf("%s has no key %q (known: %s)", closed.keysOf(), key, strings.Join(sortedKeys(fields), ", "))
+					return fmt.Errorf("%s has no key %q (known: %s)", closed.keysOf(), decodedKey(key), strings.Join(sortedKeys(fields), ", "))
 				}
 			}
 			next = ft
