@@ -14,8 +14,9 @@ import (
 // strictly: every object in raw may hold a key once, keys that differ only in
 // case are refused, and a key that matches a field of v only case-insensitively
 // is refused (encoding/json would silently accept it). Unknown keys are
-// allowed, so a newer host can talk to an older resident. Absent or null
-// params decode as the zero value.
+// allowed, so a newer host can talk to an older resident, except in a type
+// that refuses them (closedKeys: the sandbox spec). Absent or null params
+// decode as the zero value.
 func DecodeParams(raw []byte, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -195,6 +196,9 @@ func (k *keyScanner) object(t reflect.Type) error {
 					if strings.EqualFold(name, key) {
 						return fmt.Errorf("key %q must be spelled %q", key, name)
 					}
+				}
+				if closed, ok := reflect.Zero(t).Interface().(closedKeys); ok {
+					return fmt.Errorf("%s has no key %q (known: %s)", closed.keysOf(), decodedKey(key), strings.Join(sortedKeys(fields), ", "))
 				}
 			}
 			next = ft

@@ -56,3 +56,24 @@ func TestErrorfPrintsCauseOnce(t *testing.T) {
 		t.Fatalf("got %q", err)
 	}
 }
+
+// A key the spec does not have is refused, named, with the keys it has: an
+// ignored one would shape the sandbox in a way nobody enforces.
+func TestDecodeParamsRefusesUnknownSpecKeys(t *testing.T) {
+	cases := map[string]string{
+		`{"spec":{"image":"x","read_only_rot":true}}`:              `spec has no key "read_only_rot" (known: cpus, env, image, lifetime_s, memory_mb, network, pids_limit, read_only_root, volumes, workdir)`,
+		`{"spec":{"volumes":[{"name":"v","path":"p","rw":true}]}}`: `spec.volumes entry has no key "rw" (known: name, path, read_only)`,
+	}
+	for raw, want := range cases {
+		var p CreateParams
+		err := DecodeParams([]byte(raw), &p)
+		if KindOf(err) != KindInvalidRequest || err.Error() != "params: "+want {
+			t.Errorf("%s: want invalid_request %q, got %v", raw, want, err)
+		}
+	}
+	// Elsewhere unknown keys stay allowed, for a newer host.
+	var p CreateParams
+	if err := DecodeParams([]byte(`{"spec":{},"future_field":{"x":1}}`), &p); err != nil {
+		t.Fatalf("an unknown params key: %v", err)
+	}
+}

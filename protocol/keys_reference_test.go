@@ -91,6 +91,9 @@ func referenceWalkObject(dec *json.Decoder, t reflect.Type) error {
 						return fmt.Errorf("key %q must be spelled %q", key, name)
 					}
 				}
+				if closed, ok := reflect.Zero(t).Interface().(closedKeys); ok {
+					return fmt.Errorf("%s has no key %q (known: %s)", closed.keysOf(), key, strings.Join(sortedKeys(fields), ", "))
+				}
 			}
 			next = ft
 		}
@@ -133,6 +136,8 @@ var keyCheckSeeds = []string{
 	`{"spec":{"Image":"x"}}`,
 	`{"tags":{"k":"a","k":"b"}}`,
 	`{"spec":{"volumes":[{"name":"a","Name":"b"}]}}`,
+	`{"spec":{"image":"x","gpu":1}}`,
+	`{"spec":{"volumes":[{"name":"a","rw":true}]}}`,
 	`{"spec":{"image":"x"},"spec":{"image":"y"}}`,
 	`{"env":{"A":"1","a":"2"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":2}}`,

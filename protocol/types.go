@@ -69,6 +69,9 @@ type Limits struct {
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.
+// A key it does not have is refused with invalid_request naming the key,
+// here and in its volumes, unlike elsewhere in params: an ignored spec key
+// would shape the sandbox in a way nobody enforces.
 type Spec struct {
 	Image     string            `json:"image,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`

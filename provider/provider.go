@@ -84,10 +84,14 @@ type Info struct {
 	CallTimeout time.Duration
 }
 
-// SecretPolicy is the provider's part of what the scrubber removes.
+// SecretPolicy is the provider's part of what the scrubber removes. It is
+// data: it marshals to JSON with each token pattern's regexp as source text
+// and unmarshals by compiling it (hardening.CompileTokenPattern), so a
+// policy can cross a process boundary (an external provider, a host that
+// wants to scrub as the resident does) and come back the same.
 type SecretPolicy struct {
-	EnvPrefixes []string
-	Tokens      []hardening.TokenPattern
+	EnvPrefixes []string                 `json:"env_prefixes"`
+	Tokens      []hardening.TokenPattern `json:"token_patterns"`
 }
 
 // ExecRequest is a validated exec. The process environment is exactly: a
@@ -220,7 +224,8 @@ type Config struct {
 	// Args are the command line's words after "--": the external
 	// provider's program and its arguments.
 	Args []string
-	// CallTimeout, when set, is the deadline of one call to a provider
-	// that runs as a separate program (external).
-	CallTimeout time.Duration
+	// Options are the operator's settings for this provider
+	// (--provider-opt key=value), read through the Options it declared
+	// with Register; Open has refused any other key.
+	Options Options
 }

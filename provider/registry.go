@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -13,6 +14,7 @@ type Factory func(cfg Config) (Provider, error)
 type registration struct {
 	factory Factory
 	summary string
+	options []OptionSpec
 }
 
 var (
@@ -20,9 +22,11 @@ var (
 	registry   = map[string]registration{}
 )
 
-// Register makes a provider available by name. It panics on a duplicate or
-// empty name, as database/sql does, because that is a programming error.
-func Register(name, summary string, factory Factory) {
+// Register makes a provider available by name, with the options it takes
+// (Config.Options; none for most). It panics on a duplicate or empty name,
+// or an option declared twice, as database/sql does, because that is a
+// programming error.
+func Register(name, summary string, factory Factory, options ...OptionSpec) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if name == "" || factory == nil {
@@ -31,7 +35,14 @@ func Register(name, summary string, factory Factory) {
 	if _, dup := registry[name]; dup {
 		panic("provider: Register called twice for " + name)
 	}
-	registry[name] = registration{factory: factory, summary: summary}
+	seen := map[string]bool{}
+	for _, opt := range options {
+		if opt.OptionName() == "" || seen[opt.OptionName()] {
+			panic("provider: Register " + name + " with an empty or repeated option name")
+		}
+		seen[opt.OptionName()] = true
+	}
+	registry[name] = registration{factory: factory, summary: summary, options: options}
 }
 
 // Open builds the provider registered under name.
@@ -41,6 +52,9 @@ func Open(name string, cfg Config) (Provider, error) {
 	registryMu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("unknown provider %q (known: %v; forgotten import?)", name, Names())
+	}
+	if err := checkOptions(name, reg.options, cfg.Options); err != nil {
+		return nil, fmt.Errorf("provider %s: %w", name, err)
 	}
 	p, err := reg.factory(cfg)
 	if err != nil {
@@ -66,4 +80,12 @@ func Summary(name string) string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	return registry[name].summary
+}
+
+// OptionsOf lists the options a registered provider takes, in the order it
+// declared them.
+func OptionsOf(name string) []OptionSpec {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return slices.Clone(registry[name].options)
 }

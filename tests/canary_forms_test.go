@@ -38,9 +38,9 @@ func TestEveryFormOnEverySurface(t *testing.T) {
 		canaries[i] = rowCanary(i, row)
 		creds[fmt.Sprintf("row%02d", i)] = canaries[i]
 	}
-	h := spawnLive(t, liveOpts{args: []string{"--log-level", "debug"}, keepRaw: true, keepOut: true})
-	h.init("forms-install", map[string]any{"credentials": creds})
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
+	h := SpawnLive(t, LiveOpts{Args: []string{"--log-level", "debug"}, KeepRaw: true, KeepOut: true})
+	h.Init("forms-install", map[string]any{"credentials": creds})
+	box := h.Create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
 
 	tags := map[string]string{}
 	errors := map[string]string{}
@@ -54,37 +54,37 @@ func TestEveryFormOnEverySurface(t *testing.T) {
 		marker := fmt.Sprintf("r%02d=", i)
 
 		execID := fmt.Sprintf("out-%02d", i)
-		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID,
+		h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID,
 			"argv": []string{"printf", `%s\n`, marker + "<" + form + ">"}}, nil)
-		if got, want := string(h.out(execID, "stdout")), marker+"<"+hardening.Mask+">\n"; got != want {
+		if got, want := string(h.Out(execID, "stdout")), marker+"<"+hardening.Mask+">\n"; got != want {
 			t.Errorf("%s: exec output %q, want %q", row.Name, got, want)
 		}
 
-		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "id-" + form,
+		h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "id-" + form,
 			"argv": []string{"echo", marker}}, nil)
-		if !strings.Contains(string(h.out(maskedID, "stdout")), marker+"\n") {
+		if !strings.Contains(string(h.Out(maskedID, "stdout")), marker+"\n") {
 			t.Errorf("%s: no exec/output notification with exec id %q", row.Name, maskedID)
 		}
 
-		h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": fmt.Sprintf("/work/f%02d", i),
+		h.Call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": fmt.Sprintf("/work/f%02d", i),
 			"data": []byte(marker + "<" + form + ">\n")}, nil)
 		var file protocol.ReadFileResult
-		h.call(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": fmt.Sprintf("f%02d", i),
+		h.Call(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": fmt.Sprintf("f%02d", i),
 			"stream_id": fmt.Sprintf("s%02d", i)}, &file)
 		if !file.Redacted {
 			t.Errorf("%s: read_file did not redact", row.Name)
 		}
 
-		errors[row.Name] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": fmt.Sprintf("cwd-%02d", i),
+		errors[row.Name] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": fmt.Sprintf("cwd-%02d", i),
 			"argv": []string{"true"}, "cwd": "/missing/" + marker + form}, protocol.KindNotFound)
 	}
 	var created protocol.CreateResult
-	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": tags}, &created)
+	h.Call(protocol.MethodSandboxCreate, map[string]any{"tags": tags}, &created)
 	var list protocol.ListOwnedResult
-	h.call(protocol.MethodSandboxList, nil, &list)
-	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": created.SandboxID}, nil)
-	h.call(protocol.MethodShutdown, nil, nil)
-	h.closeAndWait(20 * time.Second)
+	h.Call(protocol.MethodSandboxList, nil, &list)
+	h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": created.SandboxID}, nil)
+	h.Call(protocol.MethodShutdown, nil, nil)
+	h.CloseAndWait(20 * time.Second)
 
 	var listed map[string]string
 	for _, sb := range list.Sandboxes {
@@ -92,7 +92,7 @@ func TestEveryFormOnEverySurface(t *testing.T) {
 			listed = sb.Tags
 		}
 	}
-	view := leaktest.FramesView(t, h.rawStdout())
+	view := leaktest.FramesView(t, h.RawStdout())
 	logs := leaktest.LinesView(t, h.stderr.String())
 	for i, row := range rows {
 		marker := fmt.Sprintf("r%02d=", i)

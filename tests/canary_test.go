@@ -49,55 +49,55 @@ func printForms(secret string) []string {
 // data and store errors. Each site shows the mask; no form of a canary is
 // in any byte of stdout or stderr.
 func TestCanaryNeverLeavesTheBinary(t *testing.T) {
-	h := spawnLive(t, liveOpts{args: []string{"--log-level", "debug"}, env: []string{"RESIDENT_SECRET_CANARY=" + envSecret}, keepRaw: true, keepOut: true})
-	h.init(installSecret, map[string]any{"credentials": map[string]string{"token": richSecret, "install": installSecret}})
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
+	h := SpawnLive(t, LiveOpts{Args: []string{"--log-level", "debug"}, Env: []string{"RESIDENT_SECRET_CANARY=" + envSecret}, KeepRaw: true, KeepOut: true})
+	h.Init(installSecret, map[string]any{"credentials": map[string]string{"token": richSecret, "install": installSecret}})
+	box := h.Create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
 
 	for _, secret := range []string{richSecret, envSecret} {
 		execID := "forms-" + strconv.Itoa(len(secret))
-		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "argv": printForms(secret)}, nil)
-		leaktest.Masked(t, "exec stdout", string(h.out(execID, "stdout")))
+		h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "argv": printForms(secret)}, nil)
+		leaktest.Masked(t, "exec stdout", string(h.Out(execID, "stdout")))
 	}
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "stderr",
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "stderr",
 		"argv": []string{"sh", "-c", `printf '%s\n' "$0" >&2`, richSecret}}, nil)
-	leaktest.Masked(t, "exec stderr", string(h.out("stderr", "stderr")))
+	leaktest.Masked(t, "exec stderr", string(h.Out("stderr", "stderr")))
 
 	sites := map[string]string{}
 	leakyURL := (&url.URL{Scheme: "https", User: url.UserPassword("bot", richSecret), Host: "registry.example",
 		Path: "/v2/x", RawQuery: "token=" + url.QueryEscape(richSecret)}).String()
-	sites["provider error quoting a URL"] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "url",
+	sites["provider error quoting a URL"] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "url",
 		"argv": []string{"/nonexistent/" + leakyURL}}, protocol.KindInvalidRequest)
-	sites["cwd error"] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "cwd",
+	sites["cwd error"] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "cwd",
 		"argv": []string{"true"}, "cwd": "/missing/" + richSecret}, protocol.KindNotFound)
 	// An exec id is taken while its exec runs: the conflict error echoes it.
-	running := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"sleep", "60"}})
-	sites["exec_id conflict"] = h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"true"}}, protocol.KindConflict)
-	h.call(protocol.MethodExecKill, map[string]any{"exec_id": richSecret}, nil)
-	h.await(running)
+	running := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"sleep", "60"}})
+	sites["exec_id conflict"] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": richSecret, "argv": []string{"true"}}, protocol.KindConflict)
+	h.Call(protocol.MethodExecKill, map[string]any{"exec_id": richSecret}, nil)
+	h.Await(running)
 
 	// Store: a file holding the secrets, errors quoting a path.
-	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/secret.txt",
+	h.Call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/secret.txt",
 		"data": []byte("token=" + richSecret + "\nenv=" + envSecret + "\n")}, nil)
 	var file protocol.ReadFileResult
-	h.call(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "secret.txt", "stream_id": "s1"}, &file)
+	h.Call(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "secret.txt", "stream_id": "s1"}, &file)
 	if !file.Redacted {
 		t.Error("read_file must say it redacted")
 	}
-	sites["store read_file error"] = h.callErr(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "dir/" + richSecret, "stream_id": "s2"}, protocol.KindNotFound)
-	sites["store list_dir error"] = h.callErr(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": envSecret}, protocol.KindNotFound)
+	sites["store read_file error"] = h.CallErr(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "dir/" + richSecret, "stream_id": "s2"}, protocol.KindNotFound)
+	sites["store list_dir error"] = h.CallErr(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": envSecret}, protocol.KindNotFound)
 
 	// Results carrying the canaries: a tag value, the owner.
-	h.call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": "see " + richSecret}}, nil)
-	sites["list_owned result"] = string(h.await(h.send(protocol.MethodSandboxList, nil)).Result)
-	sites["read_owner result"] = string(h.await(h.send(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box})).Result)
-	h.call(protocol.MethodShutdown, nil, nil)
-	h.closeAndWait(20 * time.Second)
+	h.Call(protocol.MethodSandboxCreate, map[string]any{"tags": map[string]string{"note": "see " + richSecret}}, nil)
+	sites["list_owned result"] = string(h.Await(h.Send(protocol.MethodSandboxList, nil)).Result)
+	sites["read_owner result"] = string(h.Await(h.Send(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box})).Result)
+	h.Call(protocol.MethodShutdown, nil, nil)
+	h.CloseAndWait(20 * time.Second)
 
 	for site, text := range sites {
 		leaktest.Masked(t, site, text)
 		leaktest.NoLeak(t, site, text, richSecret, installSecret, envSecret)
 	}
-	raw := h.rawStdout()
+	raw := h.RawStdout()
 	view := leaktest.FramesView(t, raw)
 	leaktest.NoLeak(t, "stdout", view, richSecret, installSecret, envSecret)
 	if !strings.Contains(view, "token="+hardening.Mask+"\nenv="+hardening.Mask) {

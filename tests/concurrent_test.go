@@ -18,14 +18,14 @@ import (
 // output is exactly its own lines in order, and cancelling one exec kills
 // only it: the others finish with exit 0.
 func TestSixtyFourConcurrentRequests(t *testing.T) {
-	h := spawnLive(t, liveOpts{keepOut: true})
-	h.init("conc", nil)
-	box := h.create(nil)
+	h := SpawnLive(t, LiveOpts{KeepOut: true})
+	h.Init("conc", nil)
+	box := h.Create(nil)
 
 	// The victim streams, then sleeps until cancelled.
-	victim := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "victim",
+	victim := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "victim",
 		"argv": []string{"sh", "-c", "echo started; exec sleep 60"}})
-	waitUntil(t, "the victim's first output", func() bool { return h.outLen("victim", "stdout") > 0 })
+	WaitUntil(t, "the victim's first output", func() bool { return h.OutLen("victim", "stdout") > 0 })
 
 	const total, lines = 63, 20
 	type sent struct {
@@ -44,14 +44,14 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 				case 0, 1: // slow exec, streaming its own tagged lines
 					s.kind, s.execID = "exec", fmt.Sprintf("slow-%02d", i)
 					script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo %s-line-$i; i=$((i+1)); sleep 0.02; done`, lines, s.execID)
-					s.id = h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": s.execID, "argv": []string{"sh", "-c", script}})
+					s.id = h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": s.execID, "argv": []string{"sh", "-c", script}})
 				default:
 					if i%2 == 0 {
 						s.kind = "list"
-						s.id = h.send(protocol.MethodSandboxList, nil)
+						s.id = h.Send(protocol.MethodSandboxList, nil)
 					} else {
 						s.kind = "owner"
-						s.id = h.send(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box})
+						s.id = h.Send(protocol.MethodSandboxOwner, map[string]any{"sandbox_id": box})
 					}
 				}
 				mu.Lock()
@@ -63,9 +63,9 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 	wg.Wait()
 	// Cancel the victim while the others are in flight.
 	cancelled := time.Now()
-	h.notify(protocol.MethodCancelRequest, map[string]any{"id": json.Number(victim)})
+	h.Notify(protocol.MethodCancelRequest, map[string]any{"id": json.Number(victim)})
 
-	if m := h.await(victim); m.Kind() != protocol.KindCancelled {
+	if m := h.Await(victim); m.Kind() != protocol.KindCancelled {
 		t.Fatalf("the cancelled exec answered %+v %s", m.Error, m.Result)
 	}
 	t.Logf("victim cancelled in %s", time.Since(cancelled).Round(time.Millisecond))
@@ -73,7 +73,7 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 		t.Fatalf("sent %d requests", len(all))
 	}
 	for _, s := range all {
-		m := h.await(s.id)
+		m := h.Await(s.id)
 		if m.Error != nil {
 			t.Errorf("%s %s: %s %s", s.kind, s.id, m.Error.Data.Kind, m.Error.Message)
 			continue
@@ -89,7 +89,7 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 			for i := range lines {
 				fmt.Fprintf(&want, "%s-line-%d\n", s.execID, i)
 			}
-			if got := string(h.out(s.execID, "stdout")); got != want.String() {
+			if got := string(h.Out(s.execID, "stdout")); got != want.String() {
 				t.Errorf("exec %s output is not exactly its own lines in order:\n%q", s.execID, got)
 			}
 		case "list":
@@ -113,16 +113,5 @@ func TestSixtyFourConcurrentRequests(t *testing.T) {
 		t.Errorf("%d responses, want %d", responses, total+3)
 	}
 	t.Logf("%d frames, all parsed", frames)
-	h.call(protocol.MethodShutdown, nil, nil)
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	h.Call(protocol.MethodShutdown, nil, nil)
 }

@@ -4,7 +4,8 @@
 // github.com/rogpeppe/go-internal/testscript). Besides the standard commands
 // they have `rpc`, which holds a live session with a resident process:
 //
-//	rpc start [resident flags...]      spawn the resident (state in $WORK/state)
+//	rpc start [resident flags...]      spawn the resident (state in $WORK/state) on $PROVIDER
+//	                                   unless the flags name a --provider
 //	rpc call METHOD [JSON]             send a request, wait, print the response
 //	rpc send NAME METHOD [JSON]        send a request without waiting; NAME labels it
 //	rpc await NAME                     wait for NAME's response and print it
@@ -23,4 +24,10 @@
 // them with `stdout`. JSON arguments may use $VARS; `rpc call` also sets
 // $RESULT_<field> for each string field of a result object (e.g.
 // $RESULT_sandbox_id), so later lines can use it.
+//
+// Each session runs once per provider under test (Providers: the
+// comma-separated RESIDENT_PROVIDERS, or local and, when an engine answers,
+// docker). $PROVIDER names it, $IMAGE is an image its sandboxes can run, and
+// the condition [NAME] holds on provider NAME only, for the lines that hold
+// for one backend alone. Sessions only Docker has live in tests/docker.
 package tests

@@ -1,45 +1,31 @@
 package tests
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/moby/moby/client"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
-// condition answers [docker]: an engine answers at DOCKER_HOST. Under
-// CI=true it is always true, so a missing engine fails the script instead of
-// skipping it.
-func condition(cond string) (bool, error) {
-	if cond != "docker" {
-		return false, fmt.Errorf("unknown condition %q", cond)
+// condition answers [NAME] for a provider name: true when the session runs
+// on that provider.
+func condition(provider, cond string) (bool, error) {
+	switch cond {
+	case "local", "docker":
+		return cond == provider, nil
 	}
-	if os.Getenv("CI") == "true" {
-		return true, nil
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		return false, nil
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-	return err == nil, nil
+	return false, fmt.Errorf("unknown condition %q (the conditions are provider names: local, docker)", cond)
 }
 
-// cmdDockerImage makes the busybox image a Docker script runs, from nothing,
-// and sets $IMAGE and $NOSHELL_IMAGE.
+// cmdDockerImage makes the busybox images a Docker script runs, from
+// nothing, and sets $IMAGE and $NOSHELL_IMAGE.
 func cmdDockerImage(ts *testscript.TestScript, neg bool, args []string) {
 	cli, err := client.New(client.FromEnv)
 	ts.Check(err)
 	defer cli.Close()
-	busybox, noShell, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	busybox, noShell, err := dockertest.Images(cli)
 	ts.Check(err)
 	ts.Setenv("IMAGE", busybox)
 	ts.Setenv("NOSHELL_IMAGE", noShell)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/base64"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,40 +22,29 @@ type kindCase struct {
 // kindHost is one provider under test, through the real binary.
 type kindHost struct {
 	name   string
-	h      *liveHost
+	h      *LiveHost
 	image  string
 	limits protocol.Limits
 }
 
-// kindHosts are the providers the error-kind tests run on: local always,
-// docker when an engine answers (skipped by needDocker otherwise).
-func kindHosts(t *testing.T) []func(t *testing.T) kindHost {
-	return []func(t *testing.T) kindHost{
-		func(t *testing.T) kindHost {
-			h := spawnLive(t, liveOpts{})
-			res := h.init(uniqueInstall("kinds-local"), nil)
-			return kindHost{name: "local", h: h, limits: res.Limits}
-		},
-		func(t *testing.T) kindHost {
-			image := needDocker(t)
-			h := spawnDocker(t, liveOpts{}, "")
-			res := h.init(uniqueInstall("kinds-docker"), nil)
-			return kindHost{name: "docker", h: h, image: image, limits: res.Limits}
-		},
-	}
-}
-
+// forEachProvider runs test once per provider under test (Providers), each
+// through the real binary.
 func forEachProvider(t *testing.T, test func(t *testing.T, k kindHost)) {
-	for i, start := range kindHosts(t) {
-		t.Run([]string{"local", "docker"}[i], func(t *testing.T) { test(t, start(t)) })
+	for _, name := range Providers() {
+		t.Run(name, func(t *testing.T) {
+			image := ImageFor(t, name)
+			h := SpawnLive(t, LiveOpts{Args: []string{"--provider", name}, Env: []string{"DOCKER_HOST=" + os.Getenv("DOCKER_HOST")}})
+			res := h.Init(UniqueInstall("kinds-"+name), nil)
+			test(t, kindHost{name: name, h: h, image: image, limits: res.Limits})
+		})
 	}
 }
 
 // expectKind sends one request and checks its answer: never internal,
 // always one of the documented kinds.
-func (k kindHost) expectKind(t *testing.T, c kindCase) liveMsg {
+func (k kindHost) expectKind(t *testing.T, c kindCase) LiveMsg {
 	t.Helper()
-	m := k.h.await(k.h.send(c.method, c.params))
+	m := k.h.Await(k.h.Send(c.method, c.params))
 	got := m.Kind()
 	msg := ""
 	if m.Error != nil {
@@ -84,16 +74,16 @@ func (k kindHost) spec(extra map[string]any) map[string]any {
 func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, k kindHost) {
 		h := k.h
-		vol := uniqueInstall("kinds-vol")
+		vol := UniqueInstall("kinds-vol")
 		if k.name == "docker" {
-			removeVolumesLater(t, vol)
+			RemoveVolumesLater(t, vol)
 		}
-		box := h.create(k.spec(map[string]any{"volumes": []map[string]any{{"name": vol, "path": "data"}}}))
+		box := h.Create(k.spec(map[string]any{"volumes": []map[string]any{{"name": vol, "path": "data"}}}))
 		var res protocol.ExecResult
-		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "done", "argv": []string{"true"}}, &res)
-		gone := h.create(k.spec(nil))
-		h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": gone}, nil)
-		expiring := h.create(k.spec(map[string]any{"lifetime_s": 1}))
+		h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "done", "argv": []string{"true"}}, &res)
+		gone := h.Create(k.spec(nil))
+		h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": gone}, nil)
+		expiring := h.Create(k.spec(map[string]any{"lifetime_s": 1}))
 		data := base64.StdEncoding.EncodeToString([]byte("x"))
 		missing := strings.Repeat("0", 64)
 		if k.name == "local" {
@@ -120,12 +110,12 @@ func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 			cases = append(cases, dockerCreateCases(k)...)
 		}
 		var before protocol.ListOwnedResult
-		h.call(protocol.MethodSandboxList, nil, &before)
+		h.Call(protocol.MethodSandboxList, nil, &before)
 		for _, c := range cases {
 			k.expectKind(t, c)
 		}
 		var after protocol.ListOwnedResult
-		h.call(protocol.MethodSandboxList, nil, &after)
+		h.Call(protocol.MethodSandboxList, nil, &after)
 		for _, sb := range after.Sandboxes {
 			if !slices.ContainsFunc(before.Sandboxes, func(b protocol.Sandbox) bool { return b.SandboxID == sb.SandboxID }) {
 				t.Errorf("a refused create left a sandbox: %+v", sb)
@@ -143,11 +133,11 @@ func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 }
 
 // awaitExpired waits until list_owned no longer shows id as running.
-func awaitExpired(t *testing.T, h *liveHost, id string) {
+func awaitExpired(t *testing.T, h *LiveHost, id string) {
 	t.Helper()
-	waitUntil(t, "the sandbox to expire", func() bool {
+	WaitUntil(t, "the sandbox to expire", func() bool {
 		var list protocol.ListOwnedResult
-		h.call(protocol.MethodSandboxList, nil, &list)
+		h.Call(protocol.MethodSandboxList, nil, &list)
 		for _, s := range list.Sandboxes {
 			if s.SandboxID == id {
 				return s.State != protocol.StateRunning

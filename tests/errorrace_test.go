@@ -15,17 +15,17 @@ func TestExecRacingTerminateIsNeverInternal(t *testing.T) {
 		h := k.h
 		seen := map[protocol.Kind]int{}
 		for round := range 8 {
-			box := h.create(k.spec(nil))
+			box := h.Create(k.spec(nil))
 			var execs []string
 			for i := range 6 {
-				execs = append(execs, h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box,
+				execs = append(execs, h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box,
 					"exec_id": fmt.Sprintf("race-%d-%d", round, i), "argv": []string{"sh", "-c", "echo hi; sleep 0.2"}}))
 				if i == 2 {
-					execs = append(execs, h.send(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}))
+					execs = append(execs, h.Send(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}))
 				}
 			}
 			for _, id := range execs {
-				m := h.await(id)
+				m := h.Await(id)
 				kind := m.Kind()
 				seen[kind]++
 				if kind != "" && kind != protocol.KindNotFound && kind != protocol.KindConflict {

@@ -15,14 +15,14 @@ import (
 // session goes on; the resident's memory stays bounded by the frame limit
 // plus a constant however many arrive (RSS measured, race build included).
 func TestFramesAtTheLimitKeepMemoryBounded(t *testing.T) {
-	h := spawnLive(t, liveOpts{})
-	limits := h.init("frames", nil).Limits
+	h := SpawnLive(t, LiveOpts{})
+	limits := h.Init("frames", nil).Limits
 	base := rssKiB(t, h.cmd.Process.Pid)
 	body := bytes.Repeat([]byte("x"), int(limits.MaxFrameBytes))
 	var rss []int
 	for range 8 {
-		h.writeRaw(protocol.AppendFrame(nil, body))
-		h.call(protocol.MethodSandboxList, nil, nil) // answered after the bad frame: the session goes on
+		h.WriteRaw(protocol.AppendFrame(nil, body))
+		h.Call(protocol.MethodSandboxList, nil, nil) // answered after the bad frame: the session goes on
 		rss = append(rss, rssKiB(t, h.cmd.Process.Pid))
 	}
 	t.Logf("RSS %d KiB before, then %v KiB after each of 8 frames at the %d byte limit", base, rss, limits.MaxFrameBytes)
@@ -50,14 +50,14 @@ func TestFramesAtTheLimitKeepMemoryBounded(t *testing.T) {
 func TestTruncatedBodyThenEOF(t *testing.T) {
 	for _, cut := range []int{0, 1, 30} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
-			h := spawnLive(t, liveOpts{keepRaw: true})
-			h.init("trunc", nil)
-			h.notify("$/unknown", map[string]any{"x": 1})
-			h.notify("exec/output", map[string]any{"exec_id": "spoof"})
-			h.notify("initialize", map[string]any{"protocol_version": 1})
-			h.call(protocol.MethodSandboxList, nil, nil)
+			h := SpawnLive(t, LiveOpts{KeepRaw: true})
+			h.Init("trunc", nil)
+			h.Notify("$/unknown", map[string]any{"x": 1})
+			h.Notify("exec/output", map[string]any{"exec_id": "spoof"})
+			h.Notify("initialize", map[string]any{"protocol_version": 1})
+			h.Call(protocol.MethodSandboxList, nil, nil)
 			body := `{"jsonrpc":"2.0","id":9,"method":"sandbox/list_owned","params":{}}`
-			h.writeRaw([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body[:cut])))
+			h.WriteRaw([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body[:cut])))
 			_ = h.stdin.Close()
 			select {
 			case <-h.exited:
@@ -67,11 +67,11 @@ func TestTruncatedBodyThenEOF(t *testing.T) {
 			if code := h.cmd.ProcessState.ExitCode(); code != 2 {
 				t.Fatalf("exit code %d, want 2", code)
 			}
-			m, ok := h.awaitWithin("null", time.Second)
+			m, ok := h.AwaitWithin("null", time.Second)
 			if !ok || m.Error == nil || m.Error.Code != protocol.CodeParseError || !strings.Contains(m.Error.Message, "frame") {
 				t.Fatalf("want a null-id -32700 frame error, got %+v", m.Error)
 			}
-			if n := strings.Count(h.rawStdout(), "Content-Length:"); n != 3 {
+			if n := strings.Count(h.RawStdout(), "Content-Length:"); n != 3 {
 				t.Fatalf("%d frames written: notifications must not be answered", n)
 			}
 		})

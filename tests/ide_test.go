@@ -36,7 +36,7 @@ func TestIDEClient(t *testing.T) {
 			t.Fatalf("npm ci in tests/ide: %v\n%s", err, out)
 		}
 	}
-	run := exec.CommandContext(ctx, node, "session.js", residentBin)
+	run := exec.CommandContext(ctx, node, "session.js", ResidentBin)
 	run.Dir = dir
 	out, err := run.CombinedOutput()
 	if err != nil {

@@ -24,44 +24,44 @@ func TestLocalExecCannotKillTheResidentOrEscape(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bwrap is not installed: local runs execs unisolated, and kill -9 $PPID would kill the resident")
 	}
-	h := spawnLive(t, liveOpts{keepOut: true})
-	h.init("localkill", nil)
-	box := h.create(map[string]any{})
+	h := SpawnLive(t, LiveOpts{KeepOut: true})
+	h.Init("localkill", nil)
+	box := h.Create(map[string]any{})
 	residentCmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var res protocol.ExecResult
 	probe := fmt.Sprintf("cat /proc/%d/cmdline 2>/dev/null || true", h.cmd.Process.Pid)
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "probe", "argv": []string{"sh", "-c", probe}}, &res)
-	if bytes.Equal(h.out("probe", "stdout"), residentCmdline) {
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "probe", "argv": []string{"sh", "-c", probe}}, &res)
+	if bytes.Equal(h.Out("probe", "stdout"), residentCmdline) {
 		t.Fatal("bwrap is installed, yet an exec sees the resident: execs are not in pid namespaces of their own")
 	}
 
 	hostile := `kill -9 $PPID; setsid sh -c 'cd /; (sleep 2000.5151 &) &'; echo ready; exec sleep 1000`
 	for _, how := range []string{"kill", "cancel"} {
 		execID := "hostile-" + how
-		id := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "argv": []string{"sh", "-c", hostile}})
-		waitUntil(t, execID+" to be ready", func() bool { return strings.Contains(string(h.out(execID, "stdout")), "ready") })
-		waitUntil(t, "the double-forked sleep to run", func() bool { return countCmdline("sleep\x002000.5151\x00") == 1 })
+		id := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "argv": []string{"sh", "-c", hostile}})
+		WaitUntil(t, execID+" to be ready", func() bool { return strings.Contains(string(h.Out(execID, "stdout")), "ready") })
+		WaitUntil(t, "the double-forked sleep to run", func() bool { return countCmdline("sleep\x002000.5151\x00") == 1 })
 		if how == "kill" {
-			h.call(protocol.MethodExecKill, map[string]any{"exec_id": execID}, nil)
-			m := h.await(id)
+			h.Call(protocol.MethodExecKill, map[string]any{"exec_id": execID}, nil)
+			m := h.Await(id)
 			if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || !res.Killed {
 				t.Fatalf("killed exec answered %+v %s; want killed: true", m.Error, m.Result)
 			}
 		} else {
 			n, _ := strconv.Atoi(id)
-			h.notify(protocol.MethodCancelRequest, map[string]any{"id": n})
-			if m := h.await(id); m.Kind() != protocol.KindCancelled {
+			h.Notify(protocol.MethodCancelRequest, map[string]any{"id": n})
+			if m := h.Await(id); m.Kind() != protocol.KindCancelled {
 				t.Fatalf("cancelled exec answered %+v %s", m.Error, m.Result)
 			}
 		}
-		waitUntil(t, "the double-forked sleep to be gone", func() bool { return countCmdline("sleep\x002000.5151\x00") == 0 })
+		WaitUntil(t, "the double-forked sleep to be gone", func() bool { return countCmdline("sleep\x002000.5151\x00") == 0 })
 	}
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "after", "argv": []string{"echo", "alive"}}, &res)
-	if string(h.out("after", "stdout")) != "alive\n" {
-		t.Fatalf("the resident no longer runs execs: %q", h.out("after", "stdout"))
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "after", "argv": []string{"echo", "alive"}}, &res)
+	if string(h.Out("after", "stdout")) != "alive\n" {
+		t.Fatalf("the resident no longer runs execs: %q", h.Out("after", "stdout"))
 	}
 	select {
 	case <-h.exited:

@@ -15,7 +15,7 @@ import (
 // The race detector's shadow memory multiplies a process's footprint, so
 // the memory bound is measured on a binary built without it.
 var plainBin = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(filepath.Dir(residentBin), "resident-plain") // TestMain removes the directory
+	bin := filepath.Join(filepath.Dir(ResidentBin), "resident-plain") // TestMain removes the directory
 	build := exec.Command("go", "build", "-o", bin, "../cmd/resident")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the resident without -race: %v\n%s", err, out)
@@ -55,8 +55,8 @@ func TestMemoryStaysBoundedWhateverTheHostSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := spawnLive(t, liveOpts{bin: bin})
-	init := h.init("memory", nil)
+	h := SpawnLive(t, LiveOpts{Bin: bin})
+	init := h.Init("memory", nil)
 	budget := int64(init.Limits.MaxHeldRequestBytes)
 	if budget <= 0 {
 		t.Fatalf("initialize announces no max_held_request_bytes: %+v", init.Limits)
@@ -71,7 +71,7 @@ func TestMemoryStaysBoundedWhateverTheHostSends(t *testing.T) {
 			t.Fatalf("after %s: VmRSS %d KiB, peak %d KiB, over 96 MB + the %d byte budget", after, rss, peak, budget)
 		}
 	}
-	box := h.create(nil)
+	box := h.Create(nil)
 	check("start")
 
 	// Attack 1: refused execs (an unknown sandbox) padded with 8 MiB of an
@@ -79,12 +79,12 @@ func TestMemoryStaysBoundedWhateverTheHostSends(t *testing.T) {
 	padding := strings.Repeat("p", 8<<20)
 	ids := make([]string, 40)
 	for i := range ids {
-		ids[i] = h.send(protocol.MethodSandboxExec, map[string]any{
+		ids[i] = h.Send(protocol.MethodSandboxExec, map[string]any{
 			"sandbox_id": "lcl-0000000000000000", "exec_id": fmt.Sprintf("refused-%d", i),
 			"argv": []string{"true"}, "padding": padding})
 	}
 	for _, id := range ids {
-		if m := h.await(id); m.Error == nil || m.Error.Data.Kind != protocol.KindNotFound {
+		if m := h.Await(id); m.Error == nil || m.Error.Data.Kind != protocol.KindNotFound {
 			t.Fatalf("a padded exec in a missing sandbox: %s %+v", m.Result, m.Error)
 		}
 	}
@@ -93,14 +93,14 @@ func TestMemoryStaysBoundedWhateverTheHostSends(t *testing.T) {
 	// Attack 2: 40 x 11 MiB of stdin to an exec that never reads it. The
 	// writes go from their own goroutine: past the budget the resident
 	// stops reading, and the host's writes then wait.
-	sleeper := h.send(protocol.MethodSandboxExec, map[string]any{
+	sleeper := h.Send(protocol.MethodSandboxExec, map[string]any{
 		"sandbox_id": box, "exec_id": "sleeper", "argv": []string{"sleep", "1000"}, "stdin": true})
 	chunk := make([]byte, 11<<20)
 	stdinIDs := make(chan string, 40)
 	go func() {
 		defer close(stdinIDs)
 		for range 40 {
-			stdinIDs <- h.send(protocol.MethodExecStdin, map[string]any{"exec_id": "sleeper", "data": chunk})
+			stdinIDs <- h.Send(protocol.MethodExecStdin, map[string]any{"exec_id": "sleeper", "data": chunk})
 		}
 	}()
 	var sent []string
@@ -109,12 +109,12 @@ func TestMemoryStaysBoundedWhateverTheHostSends(t *testing.T) {
 	}
 	// A kill must still get through (the budget must never be held by
 	// requests only the host could release), and it frees everything.
-	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "sleeper"}, nil)
-	if m := h.await(sleeper); m.Error != nil {
+	h.Call(protocol.MethodExecKill, map[string]any{"exec_id": "sleeper"}, nil)
+	if m := h.Await(sleeper); m.Error != nil {
 		t.Fatalf("the killed exec: %+v", m.Error)
 	}
 	for _, id := range sent {
-		h.await(id) // answered one way or another: written, refused or ended
+		h.Await(id) // answered one way or another: written, refused or ended
 	}
 	check("40 x 11 MiB of exec/stdin to an exec that does not read it")
 }

@@ -16,19 +16,6 @@ import (
 	"github.com/resident-dev/resident/hardening/leaktest"
 )
 
-// hostCanary writes a file on the host, outside any state directory, whose
-// content must never reach the host through the resident.
-func hostCanary(t *testing.T) (dir, path, content string) {
-	t.Helper()
-	dir = t.TempDir()
-	content = fmt.Sprintf("HOST-CANARY-%d-never-read", time.Now().UnixNano())
-	path = filepath.Join(dir, "canary.txt")
-	if err := os.WriteFile(path, []byte(content+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, path, content
-}
-
 // escapePaths are store paths a host (or a link a sandbox planted) could use
 // to leave a volume.
 func escapePaths(canaryDir, canaryPath string) []string {
@@ -47,13 +34,13 @@ func escapePaths(canaryDir, canaryPath string) []string {
 // between a file inside and the host canary while reads run in a loop. No
 // read or listing ever shows the canary.
 func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
-	canaryDir, canaryPath, canary := hostCanary(t)
+	canaryDir, canaryPath, canary := HostCanary(t)
 	state := t.TempDir()
-	h := spawnLive(t, liveOpts{state: state, keepRaw: true, keepOut: true})
-	h.init("paths", nil)
-	box := h.create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
-	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/ok.txt", "data": []byte("fine")}, nil)
-	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/sub/inner.txt", "data": []byte("inner")}, nil)
+	h := SpawnLive(t, LiveOpts{State: state, KeepRaw: true, KeepOut: true})
+	h.Init("paths", nil)
+	box := h.Create(map[string]any{"volumes": []map[string]any{{"name": "work", "path": "work"}}})
+	h.Call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/ok.txt", "data": []byte("fine")}, nil)
+	h.Call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/work/sub/inner.txt", "data": []byte("inner")}, nil)
 	vol := filepath.Join(state, "local", "volumes", "work")
 	links := map[string]string{
 		"link-abs": canaryPath, "link-climb": "../../../../../../../../..", "link-dir": canaryDir,
@@ -65,13 +52,13 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 		}
 	}
 	for _, p := range escapePaths(canaryDir, canaryPath) {
-		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": p, "stream_id": "r"}))
+		m := h.Await(h.Send(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": p, "stream_id": "r"}))
 		if m.Error == nil {
 			t.Errorf("read_file %q succeeded: %s", p, m.Result)
 		} else if k := m.Kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
 			t.Errorf("read_file %q: %s %s", p, k, m.Error.Message)
 		}
-		if m = h.await(h.send(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": p})); m.Error == nil && strings.Contains(string(m.Result), "canary.txt") {
+		if m = h.Await(h.Send(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": p})); m.Error == nil && strings.Contains(string(m.Result), "canary.txt") {
 			t.Errorf("list_dir %q listed the host directory: %s", p, m.Result)
 		}
 	}
@@ -93,20 +80,20 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 	}()
 	var ok, refused int
 	for i := range 300 {
-		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "swap", "stream_id": fmt.Sprintf("s%d", i)}))
+		m := h.Await(h.Send(protocol.MethodStoreReadFile, map[string]any{"root": "work", "path": "swap", "stream_id": fmt.Sprintf("s%d", i)}))
 		if m.Error == nil {
 			ok++
 		} else {
 			refused++
 		}
-		h.await(h.send(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": "swap"}))
+		h.Await(h.Send(protocol.MethodStoreListDir, map[string]any{"root": "work", "path": "swap"}))
 	}
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("swapped link: %d swaps, %d reads succeeded (inside), %d refused", swaps.Load(), ok, refused)
-	h.call(protocol.MethodShutdown, nil, nil)
-	h.closeAndWait(20 * time.Second)
-	if view := leaktest.FramesView(t, h.rawStdout()); strings.Contains(view, canary) {
+	h.Call(protocol.MethodShutdown, nil, nil)
+	h.CloseAndWait(20 * time.Second)
+	if view := leaktest.FramesView(t, h.RawStdout()); strings.Contains(view, canary) {
 		t.Fatal("the host canary reached the host through a store op")
 	}
 	if strings.Contains(h.stderr.String(), canary) {
@@ -121,11 +108,11 @@ func TestLocalStorePathsNeverReachTheHost(t *testing.T) {
 // by absolute path; what is proven is that the resident never resolves a
 // host-supplied path outside the sandbox.)
 func TestLocalExecCwdStaysInside(t *testing.T) {
-	canaryDir, _, canary := hostCanary(t)
+	canaryDir, _, canary := HostCanary(t)
 	state := t.TempDir()
-	h := spawnLive(t, liveOpts{state: state, keepRaw: true, keepOut: true})
-	h.init("cwd", nil)
-	box := h.create(nil)
+	h := SpawnLive(t, LiveOpts{State: state, KeepRaw: true, KeepOut: true})
+	h.Init("cwd", nil)
+	box := h.Create(nil)
 	root := filepath.Join(state, "local", "sandboxes", box, "root")
 	for name, target := range map[string]string{"out": canaryDir, "proc": "/proc", "fdlink": "/proc/self/fd/3", "cwdlink": "/proc/self/cwd"} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
@@ -138,9 +125,9 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 	}
 	for i, cwd := range cwds {
 		execID := fmt.Sprintf("cwd-%d", i)
-		m := h.await(h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": cwd,
+		m := h.Await(h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": cwd,
 			"argv": []string{"sh", "-c", "pwd; cat canary.txt 2>/dev/null; true"}}))
-		out := string(h.out(execID, "stdout"))
+		out := string(h.Out(execID, "stdout"))
 		if strings.Contains(out, canary) {
 			t.Fatalf("exec with cwd %q read the host canary: %q", cwd, out)
 		}
@@ -154,7 +141,7 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(leaktest.FramesView(t, h.rawStdout()), canary) {
+	if strings.Contains(leaktest.FramesView(t, h.RawStdout()), canary) {
 		t.Fatal("the host canary reached the host")
 	}
 }
@@ -163,11 +150,11 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 // canary's directory while execs loop: the check of the cwd and the
 // process's chdir must see the same directory, or an exec runs outside.
 func TestLocalExecCwdSwappedLink(t *testing.T) {
-	canaryDir, _, canary := hostCanary(t)
+	canaryDir, _, canary := HostCanary(t)
 	state := t.TempDir()
-	h := spawnLive(t, liveOpts{state: state, keepOut: true})
-	h.init("cwdswap", nil)
-	box := h.create(nil)
+	h := SpawnLive(t, LiveOpts{State: state, KeepOut: true})
+	h.Init("cwdswap", nil)
+	box := h.Create(nil)
 	root := filepath.Join(state, "local", "sandboxes", box, "root")
 	if err := os.MkdirAll(filepath.Join(root, "inside"), 0o755); err != nil {
 		t.Fatal(err)
@@ -189,14 +176,14 @@ func TestLocalExecCwdSwappedLink(t *testing.T) {
 	var ran, refused, escaped int
 	for i := range 200 {
 		execID := fmt.Sprintf("s-%d", i)
-		m := h.await(h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": "swapdir",
+		m := h.Await(h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": "swapdir",
 			"argv": []string{"sh", "-c", "cat canary.txt 2>/dev/null; true"}}))
 		if m.Error != nil {
 			refused++
 			continue
 		}
 		ran++
-		if strings.Contains(string(h.out(execID, "stdout")), canary) {
+		if strings.Contains(string(h.Out(execID, "stdout")), canary) {
 			escaped++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,10 +149,17 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func start(ts *testscript.TestScript, flags []string) {
-	args := append([]string{"--state-dir", filepath.Join(ts.Getenv("WORK"), "state"), "--log-level", "debug"}, flags...)
+	args := []string{"--state-dir", filepath.Join(ts.Getenv("WORK"), "state"), "--log-level", "debug"}
+	if !slices.Contains(flags, "--provider") && ts.Getenv("PROVIDER") != "" {
+		args = append(args, "--provider", ts.Getenv("PROVIDER"))
+	}
+	args = append(args, flags...)
 	cmd := exec.Command(ts.Getenv("RESIDENT"), args...)
 	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME"), "TMPDIR=" + ts.Getenv("TMPDIR"),
-		"RESIDENT_SECRET_CANARY=" + ts.Getenv("RESIDENT_SECRET_CANARY"), "DOCKER_HOST=" + ts.Getenv("DOCKER_HOST")}
+		"RESIDENT_SECRET_CANARY=" + ts.Getenv("RESIDENT_SECRET_CANARY"),
+		// The same canary under docker's secret prefix, so that a session
+		// checks the env canary on either provider.
+		"REGISTRY_TOKEN_CANARY=" + ts.Getenv("RESIDENT_SECRET_CANARY"), "DOCKER_HOST=" + ts.Getenv("DOCKER_HOST")}
 	stdin, err := cmd.StdinPipe()
 	ts.Check(err)
 	stdout, err := cmd.StdoutPipe()

@@ -29,7 +29,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 const (
@@ -75,7 +75,7 @@ func main() {
 func run() int {
 	quick := flag.Bool("quick", false, "few repetitions and small payloads (CI); asserts nothing about timing")
 	residentBin := flag.String("resident", "", "resident binary to measure (default: build ./cmd/resident, without -race)")
-	busybox := flag.String("busybox", docker.DefaultBusybox, "static busybox to make the sandbox image from")
+	busybox := flag.String("busybox", dockertest.DefaultBusybox, "static busybox to make the sandbox image from")
 	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, local-exec, external-exec); with --profile, workloads (ops, exec, read, stream, heap); default all")
 	profileDir := flag.String("profile", "", "instead of the table, serve the session in-process and write pprof profiles of the hot workloads to this directory")
 	flag.Parse()
@@ -170,7 +170,7 @@ func (b *bench) setup(tmp, residentBin, busybox string) error {
 		return err
 	}
 	defer cli.Close()
-	if b.image, _, err = docker.ImportBusybox(cli, busybox); err != nil {
+	if b.image, _, err = dockertest.ImportBusybox(cli, busybox); err != nil {
 		return err
 	}
 	b.python = findPython()

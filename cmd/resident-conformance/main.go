@@ -45,7 +45,8 @@ func main() {
 		log, _ = zap.NewDevelopment()
 	}
 	open := func(t *testing.T) provider.Provider {
-		p, err := external.New(provider.Config{Args: argv, Logger: log, CallTimeout: *timeout})
+		p, err := external.New(provider.Config{Args: argv, Logger: log,
+			Options: provider.NewOptions(map[string]string{external.CallTimeoutOption.Name: timeout.String()})})
 		if err != nil {
 			t.Fatalf("start the provider: %v", err)
 		}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/resident-dev/resident/provider"
@@ -32,5 +35,30 @@ func (g *volumeGrants) Set(value string) error {
 		return err
 	}
 	*g = append(*g, grant)
+	return nil
+}
+
+// providerOptions is the repeatable --provider-opt key=value flag: settings
+// for the loaded provider, which declares the keys it takes (provider.Open
+// refuses any other, listing the known ones).
+type providerOptions map[string]string
+
+func (o providerOptions) String() string {
+	parts := make([]string, 0, len(o))
+	for _, key := range slices.Sorted(maps.Keys(o)) {
+		parts = append(parts, key+"="+o[key])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (o providerOptions) Set(value string) error {
+	key, text, ok := strings.Cut(value, "=")
+	if !ok || key == "" {
+		return fmt.Errorf("%q is not key=value", value)
+	}
+	if _, dup := o[key]; dup {
+		return fmt.Errorf("option %q is set twice", key)
+	}
+	o[key] = text
 	return nil
 }

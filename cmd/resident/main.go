@@ -55,6 +55,8 @@ func run() int {
 	logLevel := flags.String("log-level", "info", "log level on stderr: debug, info, warn, error")
 	var allowVolumes volumeGrants
 	flags.Var(&allowVolumes, "allow-volume", "let every install browse and mount `NAME[:rw]`, a volume the resident did not create, read-only unless :rw (repeatable)")
+	providerOpts := providerOptions{}
+	flags.Var(providerOpts, "provider-opt", "set the provider's option `KEY=VALUE` (repeatable; each provider's options are listed above)")
 	showVersion := flags.Bool("version", false, "print the version and exit")
 	listProviders := flags.Bool("list-providers", false, "print the providers this binary can load, one name per line on stdout, and exit (residentctl learns them so)")
 	serveName := flags.String("serve-provider", "", "serve the named built-in provider over the external provider protocol (docs/provider-protocol.md) to a parent resident, instead of serving a host")
@@ -86,7 +88,7 @@ func run() int {
 	defer func() { _ = log.Sync() }()
 
 	if *serveName != "" {
-		return serveProvider(*serveName, provider.Config{StateDir: *stateDir, Logger: log, AllowVolumes: allowVolumes}, frames)
+		return serveProvider(*serveName, provider.Config{StateDir: *stateDir, Logger: log, AllowVolumes: allowVolumes, Options: provider.NewOptions(providerOpts)}, frames)
 	}
 
 	notifier := &resident.Notifier{}
@@ -99,6 +101,7 @@ func run() int {
 		Notify:       notifier.Notify,
 		AllowVolumes: allowVolumes,
 		Args:         flags.Args(),
+		Options:      provider.NewOptions(providerOpts),
 	})
 	if err != nil {
 		log.Error("cannot load provider", zap.Error(err))
@@ -173,14 +176,16 @@ func defaultStateDir() string {
 func usage(flags *flag.FlagSet) {
 	out := flags.Output()
 	fmt.Fprintf(out, "resident %s: serves one compute provider to a host over JSON-RPC 2.0 on stdin/stdout.\n\n", version)
-	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [--allow-volume NAME[:rw]]...")
-	fmt.Fprintln(out, "usage: resident [--provider NAME] [--state-dir DIR] [--log-level LEVEL] [-- PROVIDER-COMMAND...]")
+	fmt.Fprintln(out, "usage: resident [--provider NAME] [--provider-opt KEY=VALUE]... [--state-dir DIR] [--log-level LEVEL] [--allow-volume NAME[:rw]]...")
 	fmt.Fprintln(out, "       resident --provider external -- CMD [ARGS...]   run CMD as the provider (docs/provider-protocol.md)")
 	fmt.Fprintln(out, "       resident --serve-provider NAME                 serve a built-in provider over that protocol")
 	fmt.Fprintln(out, "       resident --list-providers                      print the providers below, one per line")
-	fmt.Fprintln(out, "\nproviders:")
+	fmt.Fprintln(out, "\nproviders, and the options each takes (--provider-opt KEY=VALUE):")
 	for _, name := range provider.Names() {
 		fmt.Fprintf(out, "  %-8s %s\n", name, provider.Summary(name))
+		for _, opt := range provider.OptionsOf(name) {
+			fmt.Fprintf(out, "  %-8s   %s: %s\n", "", opt.OptionName(), opt.Usage())
+		}
 	}
 	fmt.Fprintln(out, "\nflags:")
 	flags.PrintDefaults()

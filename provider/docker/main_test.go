@@ -9,6 +9,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"go.uber.org/goleak"
+
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 // engineMissing is why the Docker tests cannot run here ("" when they can).
@@ -46,7 +48,7 @@ func runMain(m *testing.M) int {
 	}
 	before, err := snapshot(cli)
 	if err == nil {
-		testImage, noShellImage, err = ImportBusybox(cli, DefaultBusybox)
+		testImage, noShellImage, err = dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docker test setup:", err)

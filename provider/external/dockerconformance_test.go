@@ -7,7 +7,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/resident-dev/resident/provider"
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 	"github.com/resident-dev/resident/provider/providertest"
 )
 
@@ -33,7 +33,9 @@ func TestConformanceOverServedDocker(t *testing.T) {
 }
 
 // engineImage needs the real engine (a failure under CI, a skip elsewhere)
-// and makes the busybox image the suite runs, from nothing.
+// and makes the busybox image the suite runs, from nothing. What the test
+// leaves on the engine (volumes seeded through sandboxes) is removed at its
+// end, so a later package's sweep finds nothing of it.
 func engineImage(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("DOCKER_HOST") == "" {
@@ -46,8 +48,9 @@ func engineImage(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
-	image, _, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	t.Cleanup(func() { _ = cli.Close() })
+	dockertest.RemoveNewAtCleanup(t, cli)
+	image, _, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	if err != nil {
 		t.Fatal(err)
 	}

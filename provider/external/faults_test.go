@@ -81,7 +81,8 @@ func openFake(t *testing.T, mode string, timeout time.Duration, log *zap.Logger)
 	if log == nil {
 		log = zaptest.NewLogger(t)
 	}
-	p, err := New(provider.Config{Args: []string{self, "-test.run=^$"}, Logger: log, CallTimeout: timeout})
+	p, err := New(provider.Config{Args: []string{self, "-test.run=^$"}, Logger: log,
+		Options: provider.NewOptions(map[string]string{CallTimeoutOption.Name: timeout.String()})})
 	if err == nil {
 		t.Cleanup(func() { _ = p.Close() })
 	}

@@ -28,8 +28,17 @@ const (
 	stopGrace          = 2 * time.Second
 )
 
+// CallTimeoutOption bounds one call to the provider program
+// (--provider-opt call_timeout=2m); the resident announces it to the program
+// in initialize.
+var CallTimeoutOption = provider.Option[time.Duration]{
+	Name:    "call_timeout",
+	Default: DefaultCallTimeout,
+	Doc:     "the deadline of one call to the provider program; 0 keeps the default",
+}
+
 func init() {
-	provider.Register(Name, "any program speaking docs/provider-protocol.md: resident --provider external -- CMD [ARGS...]", New)
+	provider.Register(Name, "any program speaking docs/provider-protocol.md: resident --provider external -- CMD [ARGS...]", New, CallTimeoutOption)
 }
 
 // Provider drives one external provider program.
@@ -85,8 +94,8 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		notify: notify, callTimeout: DefaultCallTimeout, window: DefaultExecWindow, maxFrame: maxFrameBytes,
 		execs: map[string]*process{}, reads: map[string]*readStream{},
 	}
-	if cfg.CallTimeout > 0 {
-		p.callTimeout = cfg.CallTimeout
+	if d := CallTimeoutOption.From(cfg.Options); d > 0 {
+		p.callTimeout = d
 	}
 	p.logp.Store(log.Named("provider.external"))
 	ctx, cancel := context.WithTimeout(context.Background(), p.callTimeout)

@@ -17,11 +17,11 @@ import (
 	"github.com/resident-dev/resident/protocol"
 )
 
-// liveHost drives the real binary like a host library would: a reader
+// LiveHost drives the real binary like a host library would: a reader
 // goroutine parses every frame (a frame that does not parse as one JSON
 // object is a test failure: frames must never interleave), sorts responses
 // by id and keeps the decoded output of every exec stream.
-type liveHost struct {
+type LiveHost struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -34,7 +34,7 @@ type liveHost struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	raw       *bytes.Buffer // every byte of stdout; nil unless keepRaw
-	responses map[string]liveMsg
+	responses map[string]LiveMsg
 	output    map[string][]byte // exec_id/stream -> decoded bytes (or only counted)
 	counted   map[string]int64  // exec_id/stream -> decoded byte count
 	frames    int
@@ -42,28 +42,31 @@ type liveHost struct {
 	readErr   error
 }
 
-type liveMsg = testhost.Message
+// LiveMsg is one message the resident sent.
+type LiveMsg = testhost.Message
 
-type liveOpts struct {
-	args    []string // resident flags after --state-dir
-	env     []string // on top of PATH
-	keepRaw bool     // keep every stdout byte (canary greps)
-	keepOut bool     // keep decoded exec output, not just its length
-	state   string   // --state-dir; a fresh temporary directory when empty
-	bin     string   // the resident binary; residentBin when empty
+// LiveOpts say how SpawnLive runs the binary.
+type LiveOpts struct {
+	Args    []string // resident flags after --state-dir
+	Env     []string // on top of PATH
+	KeepRaw bool     // keep every stdout byte (canary greps)
+	KeepOut bool     // keep decoded exec output, not just its length
+	State   string   // --state-dir; a fresh temporary directory when empty
+	Bin     string   // the resident binary; ResidentBin when empty
 }
 
-func spawnLive(t *testing.T, o liveOpts) *liveHost {
+// SpawnLive starts the binary as a host would, stopped when t ends.
+func SpawnLive(t *testing.T, o LiveOpts) *LiveHost {
 	t.Helper()
-	if o.state == "" {
-		o.state = t.TempDir()
+	if o.State == "" {
+		o.State = t.TempDir()
 	}
-	if o.bin == "" {
-		o.bin = residentBin
+	if o.Bin == "" {
+		o.Bin = ResidentBin
 	}
-	args := append([]string{"--state-dir", o.state}, o.args...)
-	cmd := exec.Command(o.bin, args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, o.env...)
+	args := append([]string{"--state-dir", o.State}, o.Args...)
+	cmd := exec.Command(o.Bin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, o.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +75,9 @@ func spawnLive(t *testing.T, o liveOpts) *liveHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &liveHost{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, exited: make(chan struct{}),
-		responses: map[string]liveMsg{}, output: map[string][]byte{}, counted: map[string]int64{}}
-	if o.keepRaw {
+	h := &LiveHost{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, exited: make(chan struct{}),
+		responses: map[string]LiveMsg{}, output: map[string][]byte{}, counted: map[string]int64{}}
+	if o.KeepRaw {
 		h.raw = &bytes.Buffer{}
 	}
 	h.cond = sync.NewCond(&h.mu)
@@ -82,7 +85,7 @@ func spawnLive(t *testing.T, o liveOpts) *liveHost {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go h.readLoop(stdout, o.keepOut)
+	go h.readLoop(stdout, o.KeepOut)
 	go func() { _ = cmd.Wait(); close(h.exited) }()
 	t.Cleanup(func() {
 		_ = stdin.Close()
@@ -96,20 +99,21 @@ func spawnLive(t *testing.T, o liveOpts) *liveHost {
 			t.Errorf("the resident wrote a frame that does not parse: %v", h.badFrame)
 		}
 		if t.Failed() {
-			t.Logf("resident stderr (tail):\n%s", tail(h.stderr.String(), 4000))
+			t.Logf("resident stderr (tail):\n%s", Tail(h.stderr.String(), 4000))
 		}
 	})
 	return h
 }
 
-func tail(s string, n int) string {
+// Tail is the last n bytes of s, for failure logs.
+func Tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
 	}
 	return s
 }
 
-type rawTee struct{ h *liveHost }
+type rawTee struct{ h *LiveHost }
 
 func (w rawTee) Write(p []byte) (int, error) {
 	w.h.mu.Lock()
@@ -118,14 +122,14 @@ func (w rawTee) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (h *liveHost) readLoop(r io.Reader, keepOut bool) {
+func (h *LiveHost) readLoop(r io.Reader, keepOut bool) {
 	if h.raw != nil {
 		r = io.TeeReader(r, rawTee{h})
 	}
 	fr := protocol.NewFrameReader(r, 1<<30)
 	for {
 		body, err := fr.Read()
-		var m liveMsg
+		var m LiveMsg
 		var jerr error
 		if err == nil {
 			jerr = json.Unmarshal(body, &m)
@@ -162,7 +166,7 @@ func (h *liveHost) readLoop(r io.Reader, keepOut bool) {
 }
 
 // send writes one request without waiting and returns its id.
-func (h *liveHost) send(method string, params any) string {
+func (h *LiveHost) Send(method string, params any) string {
 	h.t.Helper()
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
@@ -179,7 +183,7 @@ func (h *liveHost) send(method string, params any) string {
 }
 
 // sendQuiet is send for cleanups: a write error is not a failure.
-func (h *liveHost) sendQuiet(method string, params any) string {
+func (h *LiveHost) SendQuiet(method string, params any) string {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
 	h.nextID++
@@ -188,14 +192,16 @@ func (h *liveHost) sendQuiet(method string, params any) string {
 	return strconv.Itoa(h.nextID)
 }
 
-func (h *liveHost) notify(method string, params any) {
+// Notify sends a notification.
+func (h *LiveHost) Notify(method string, params any) {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 	_, _ = h.stdin.Write(protocol.AppendFrame(nil, body))
 }
 
-func (h *liveHost) writeRaw(b []byte) {
+// WriteRaw writes b to the resident's stdin as is.
+func (h *LiveHost) WriteRaw(b []byte) {
 	h.writeMu.Lock()
 	defer h.writeMu.Unlock()
 	if _, err := h.stdin.Write(b); err != nil {
@@ -204,7 +210,7 @@ func (h *liveHost) writeRaw(b []byte) {
 }
 
 // await waits for the response to id, at most limit.
-func (h *liveHost) awaitWithin(id string, limit time.Duration) (liveMsg, bool) {
+func (h *LiveHost) AwaitWithin(id string, limit time.Duration) (LiveMsg, bool) {
 	timer := time.AfterFunc(limit, func() {
 		h.mu.Lock()
 		h.cond.Broadcast()
@@ -219,15 +225,16 @@ func (h *liveHost) awaitWithin(id string, limit time.Duration) (liveMsg, bool) {
 			return m, true
 		}
 		if h.readErr != nil || time.Now().After(deadline) {
-			return liveMsg{}, false
+			return LiveMsg{}, false
 		}
 		h.cond.Wait()
 	}
 }
 
-func (h *liveHost) await(id string) liveMsg {
+// Await waits for the response to request id (failing t after a long bound).
+func (h *LiveHost) Await(id string) LiveMsg {
 	h.t.Helper()
-	m, ok := h.awaitWithin(id, 120*time.Second)
+	m, ok := h.AwaitWithin(id, 120*time.Second)
 	if !ok {
 		h.mu.Lock()
 		err := h.readErr
@@ -238,9 +245,9 @@ func (h *liveHost) await(id string) liveMsg {
 }
 
 // call sends and waits for a result, decoding it into out.
-func (h *liveHost) call(method string, params, out any) {
+func (h *LiveHost) Call(method string, params, out any) {
 	h.t.Helper()
-	m := h.await(h.send(method, params))
+	m := h.Await(h.Send(method, params))
 	if m.Error != nil {
 		h.t.Fatalf("%s: %s (%d): %s", method, m.Error.Data.Kind, m.Error.Code, m.Error.Message)
 	}
@@ -252,60 +259,65 @@ func (h *liveHost) call(method string, params, out any) {
 }
 
 // callErr sends a request that must fail with kind; it returns the message.
-func (h *liveHost) callErr(method string, params any, kind protocol.Kind) string {
+func (h *LiveHost) CallErr(method string, params any, kind protocol.Kind) string {
 	h.t.Helper()
-	m := h.await(h.send(method, params))
+	m := h.Await(h.Send(method, params))
 	if m.Error == nil || m.Error.Data.Kind != kind {
 		h.t.Fatalf("%s: want a %s error, got %s %+v", method, kind, m.Result, m.Error)
 	}
 	return m.Error.Message
 }
 
-func (h *liveHost) init(installID string, extra map[string]any) protocol.InitializeResult {
+// Init sends initialize with installID (and extra params) and fails t on an error.
+func (h *LiveHost) Init(installID string, extra map[string]any) protocol.InitializeResult {
 	h.t.Helper()
 	params := map[string]any{"protocol_version": 1, "install_id": installID}
 	for k, v := range extra {
 		params[k] = v
 	}
 	var res protocol.InitializeResult
-	h.call(protocol.MethodInitialize, params, &res)
+	h.Call(protocol.MethodInitialize, params, &res)
 	return res
 }
 
-func (h *liveHost) create(spec map[string]any) string {
+// Create makes a sandbox of spec and returns its id, failing t on an error.
+func (h *LiveHost) Create(spec map[string]any) string {
 	h.t.Helper()
 	var res protocol.CreateResult
-	h.call(protocol.MethodSandboxCreate, map[string]any{"spec": spec}, &res)
+	h.Call(protocol.MethodSandboxCreate, map[string]any{"spec": spec}, &res)
 	h.t.Cleanup(func() {
 		select {
 		case <-h.exited:
 		default: // best effort: the session may be ending
-			_, _ = h.awaitWithin(h.sendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID}), 60*time.Second)
+			_, _ = h.AwaitWithin(h.SendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID}), 60*time.Second)
 		}
 	})
 	return res.SandboxID
 }
 
-func (h *liveHost) out(execID, stream string) []byte {
+// Out is the decoded output of an exec stream so far (KeepOut).
+func (h *LiveHost) Out(execID, stream string) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return bytes.Clone(h.output[execID+"/"+stream])
 }
 
-func (h *liveHost) outLen(execID, stream string) int64 {
+// OutLen is how many decoded bytes an exec stream has sent so far.
+func (h *LiveHost) OutLen(execID, stream string) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.counted[execID+"/"+stream]
 }
 
-func (h *liveHost) rawStdout() string {
+// RawStdout is every byte the resident wrote on stdout (KeepRaw).
+func (h *LiveHost) RawStdout() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.raw.String()
 }
 
 // waitExit closes stdin and waits for the process to end.
-func (h *liveHost) closeAndWait(limit time.Duration) {
+func (h *LiveHost) CloseAndWait(limit time.Duration) {
 	h.t.Helper()
 	_ = h.stdin.Close()
 	select {
@@ -315,8 +327,8 @@ func (h *liveHost) closeAndWait(limit time.Duration) {
 	}
 }
 
-// openFDs counts the descriptors a process holds.
-func openFDs(t *testing.T, pid int) int {
+// OpenFDs counts the descriptors a process holds.
+func OpenFDs(t *testing.T, pid int) int {
 	t.Helper()
 	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
@@ -325,7 +337,8 @@ func openFDs(t *testing.T, pid int) int {
 	return len(entries)
 }
 
-func threads(t *testing.T, pid int) int {
+// Threads is the number of threads of process pid.
+func Threads(t *testing.T, pid int) int {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -339,3 +352,24 @@ func threads(t *testing.T, pid int) int {
 	}
 	return 0
 }
+
+// WaitUntil polls cond until it holds, failing t (naming what) after a long bound.
+func WaitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Process is the resident's process.
+func (h *LiveHost) Process() *os.Process { return h.cmd.Process }
+
+// Stderr is what the resident has logged so far.
+func (h *LiveHost) Stderr() string { return h.stderr.String() }
+
+// Exited is closed when the resident has exited.
+func (h *LiveHost) Exited() <-chan struct{} { return h.exited }

@@ -1,4 +1,4 @@
-package tests
+package docker_test
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
+	"github.com/resident-dev/resident/tests"
 )
 
 var (
@@ -19,10 +20,10 @@ var (
 	busyboxErr   error
 )
 
-// needDocker skips with one line when no engine answers at DOCKER_HOST,
+// NeedDocker skips with one line when no engine answers at DOCKER_HOST,
 // and fails instead under CI=true. It returns the busybox test image, made
 // from nothing once per run.
-func needDocker(t *testing.T) string {
+func NeedDocker(t *testing.T) string {
 	t.Helper()
 	cli, err := client.New(client.FromEnv)
 	if err == nil {
@@ -38,25 +39,21 @@ func needDocker(t *testing.T) string {
 		}
 		t.Skip(msg)
 	}
-	busyboxOnce.Do(func() { busyboxImage, _, busyboxErr = docker.ImportBusybox(cli, docker.DefaultBusybox) })
+	busyboxOnce.Do(func() { busyboxImage, _, busyboxErr = dockertest.ImportBusybox(cli, dockertest.DefaultBusybox) })
 	if busyboxErr != nil {
 		t.Fatal(busyboxErr)
 	}
 	return busyboxImage
 }
 
-// spawnDocker runs the real binary on the Docker provider of DOCKER_HOST
+// SpawnDocker runs the real binary on the Docker provider of DOCKER_HOST
 // (or of host, when given).
-func spawnDocker(t *testing.T, o liveOpts, host string) *liveHost {
+func SpawnDocker(t *testing.T, o tests.LiveOpts, host string) *tests.LiveHost {
 	t.Helper()
 	if host == "" {
 		host = os.Getenv("DOCKER_HOST")
 	}
-	o.args = append([]string{"--provider", "docker"}, o.args...)
-	o.env = append(o.env, "DOCKER_HOST="+host)
-	return spawnLive(t, o)
-}
-
-func uniqueInstall(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
+	o.Args = append([]string{"--provider", "docker"}, o.Args...)
+	o.Env = append(o.Env, "DOCKER_HOST="+host)
+	return tests.SpawnLive(t, o)
 }

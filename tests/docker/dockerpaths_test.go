@@ -1,42 +1,17 @@
-package tests
+package docker_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/tests"
 
 	"github.com/resident-dev/resident/hardening/leaktest"
 )
-
-// removeVolumesLater removes Docker volumes when the test ends (after the
-// resident has terminated its sandboxes).
-func removeVolumesLater(t *testing.T, names ...string) {
-	t.Cleanup(func() {
-		cli, err := client.New(client.FromEnv)
-		if err != nil {
-			return
-		}
-		defer cli.Close()
-		for _, n := range names {
-			for range 20 { // the sandbox may still be going away
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, err := cli.VolumeRemove(ctx, n, client.VolumeRemoveOptions{Force: true})
-				cancel()
-				if err == nil || strings.Contains(err.Error(), "no such volume") {
-					break
-				}
-				time.Sleep(250 * time.Millisecond)
-			}
-		}
-	})
-}
 
 // Docker store ops and exec working directories against a hostile sandbox:
 // a sandbox plants links in its volume (absolute to a canary file on the
@@ -46,15 +21,15 @@ func removeVolumesLater(t *testing.T, names ...string) {
 // in a loop. No store op shows either canary; no exec with a /proc/self/fd
 // or link working directory reads the host canary.
 func TestDockerPathsNeverReachTheHost(t *testing.T) {
-	image := needDocker(t)
-	_, hostPath, hostSecret := hostCanary(t)
+	image := NeedDocker(t)
+	_, hostPath, hostSecret := tests.HostCanary(t)
 	sibSecret := fmt.Sprintf("SIBLING-CANARY-%d", time.Now().UnixNano())
-	h := spawnDocker(t, liveOpts{keepRaw: true, keepOut: true}, "")
-	h.init(uniqueInstall("dpaths"), nil)
-	volA, volB := uniqueInstall("pa"), uniqueInstall("pb")
-	removeVolumesLater(t, volA, volB)
-	box := h.create(map[string]any{"image": image, "volumes": []map[string]any{{"name": volA, "path": "/data"}, {"name": volB, "path": "/sib"}}})
-	h.call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/sib/canary.txt", "data": []byte(sibSecret + "\n")}, nil)
+	h := SpawnDocker(t, tests.LiveOpts{KeepRaw: true, KeepOut: true}, "")
+	h.Init(tests.UniqueInstall("dpaths"), nil)
+	volA, volB := tests.UniqueInstall("pa"), tests.UniqueInstall("pb")
+	tests.RemoveVolumesLater(t, volA, volB)
+	box := h.Create(map[string]any{"image": image, "volumes": []map[string]any{{"name": volA, "path": "/data"}, {"name": volB, "path": "/sib"}}})
+	h.Call(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": box, "path": "/sib/canary.txt", "data": []byte(sibSecret + "\n")}, nil)
 	plant := strings.Join([]string{
 		"echo fine > /data/ok.txt", "mkdir -p /data/sub",
 		"ln -s " + hostPath + " /data/link-abs",
@@ -67,16 +42,16 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		"ln -s link-sib /data/link-chain",
 	}, " && ")
 	var res protocol.ExecResult
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "plant", "argv": []string{"sh", "-c", plant}}, &res)
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "plant", "argv": []string{"sh", "-c", plant}}, &res)
 	if res.ExitCode != 0 {
-		t.Fatalf("planting links: %+v %s", res, h.out("plant", "stderr"))
+		t.Fatalf("planting links: %+v %s", res, h.Out("plant", "stderr"))
 	}
 	paths := []string{"link-abs", "link-climb" + hostPath, "link-sib", "link-chain", "sub/link-sibdir/canary.txt",
 		"link-proc" + hostPath, "link-init" + hostPath, "link-fd", "../" + volB + "/_data/canary.txt", "..", hostPath,
 		"/proc/self/root" + hostPath, "/proc/self/fd/0", "/proc/1/root" + hostPath}
 	start := time.Now()
 	for _, p := range paths {
-		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": volA, "path": p, "stream_id": "r"}))
+		m := h.Await(h.Send(protocol.MethodStoreReadFile, map[string]any{"root": volA, "path": p, "stream_id": "r"}))
 		if m.Error == nil {
 			t.Errorf("read_file %q succeeded: %s", p, m.Result)
 		} else if k := m.Kind(); k != protocol.KindInvalidRequest && k != protocol.KindNotFound {
@@ -84,27 +59,27 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"link-climb", "sub/link-sibdir", "link-proc", "link-init/tmp", ".."} {
-		if m := h.await(h.send(protocol.MethodStoreListDir, map[string]any{"root": volA, "path": p})); m.Error == nil && strings.Contains(string(m.Result), "canary") {
+		if m := h.Await(h.Send(protocol.MethodStoreListDir, map[string]any{"root": volA, "path": p})); m.Error == nil && strings.Contains(string(m.Result), "canary") {
 			t.Errorf("list_dir %q listed a directory outside the volume: %s", p, m.Result)
 		}
 	}
 	t.Logf("%d hostile store paths refused in %s", len(paths)+5, time.Since(start).Round(time.Millisecond))
 
 	// A link swapped in a loop by the sandbox while the host reads it.
-	swapper := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "swapper", "timeout_s": 600, "argv": []string{"sh", "-c",
+	swapper := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "swapper", "timeout_s": 600, "argv": []string{"sh", "-c",
 		"echo go; while :; do ln -sfn ok.txt /data/swap; ln -sfn ../../" + volB + "/_data/canary.txt /data/swap; ln -sfn " + hostPath + " /data/swap; done"}})
-	waitUntil(t, "the swapper", func() bool { return h.outLen("swapper", "stdout") > 0 })
+	tests.WaitUntil(t, "the swapper", func() bool { return h.OutLen("swapper", "stdout") > 0 })
 	var ok, refused int
 	for i := range 20 {
-		m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": volA, "path": "swap", "stream_id": fmt.Sprintf("s%d", i)}))
+		m := h.Await(h.Send(protocol.MethodStoreReadFile, map[string]any{"root": volA, "path": "swap", "stream_id": fmt.Sprintf("s%d", i)}))
 		if m.Error == nil {
 			ok++
 		} else {
 			refused++
 		}
 	}
-	h.call(protocol.MethodExecKill, map[string]any{"exec_id": "swapper"}, nil)
-	h.await(swapper)
+	h.Call(protocol.MethodExecKill, map[string]any{"exec_id": "swapper"}, nil)
+	h.Await(swapper)
 	t.Logf("swapped link: %d reads inside, %d refused", ok, refused)
 
 	// Working directories: /proc/self/fd/N and the planted links.
@@ -114,18 +89,18 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 	}
 	for i, cwd := range cwds {
 		execID := fmt.Sprintf("cwd-%d", i)
-		m := h.await(h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": cwd,
+		m := h.Await(h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "cwd": cwd,
 			"argv": []string{"sh", "-c", "pwd; cat canary.txt " + strings.TrimPrefix(hostPath, "/") + " 2>/dev/null; true"}}))
 		if m.Error != nil {
 			t.Logf("cwd %q: %s: %s", cwd, m.Kind(), m.Error.Message)
 		} else {
 			var r protocol.ExecResult
 			_ = json.Unmarshal(m.Result, &r)
-			t.Logf("cwd %q: ran in %q", cwd, strings.TrimSpace(strings.SplitN(string(h.out(execID, "stdout")), "\n", 2)[0]))
+			t.Logf("cwd %q: ran in %q", cwd, strings.TrimSpace(strings.SplitN(string(h.Out(execID, "stdout")), "\n", 2)[0]))
 		}
 	}
-	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
-	view := leaktest.FramesView(t, h.rawStdout())
+	h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
+	view := leaktest.FramesView(t, h.RawStdout())
 	if strings.Contains(view, hostSecret) {
 		t.Error("the host canary reached the host")
 	}
@@ -140,21 +115,21 @@ func TestDockerPathsNeverReachTheHost(t *testing.T) {
 // and listings of it are refused at once instead of hanging the request on
 // an open that waits for a writer.
 func TestDockerStoreRefusesAFIFO(t *testing.T) {
-	image := needDocker(t)
-	h := spawnDocker(t, liveOpts{}, "")
-	h.init(uniqueInstall("fifo"), nil)
-	vol := uniqueInstall("pf")
-	removeVolumesLater(t, vol)
-	box := h.create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
+	image := NeedDocker(t)
+	h := SpawnDocker(t, tests.LiveOpts{}, "")
+	h.Init(tests.UniqueInstall("fifo"), nil)
+	vol := tests.UniqueInstall("pf")
+	tests.RemoveVolumesLater(t, vol)
+	box := h.Create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
 	var res protocol.ExecResult
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "mk", "argv": []string{"sh", "-c", "mkfifo /data/fifo && ln -s fifo /data/link"}}, &res)
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "mk", "argv": []string{"sh", "-c", "mkfifo /data/fifo && ln -s fifo /data/link"}}, &res)
 	if res.ExitCode != 0 {
 		t.Fatalf("mkfifo: %+v", res)
 	}
 	for _, p := range []string{"fifo", "link"} {
 		for _, method := range []string{protocol.MethodStoreReadFile, protocol.MethodStoreListDir} {
 			start := time.Now()
-			m, ok := h.awaitWithin(h.send(method, map[string]any{"root": vol, "path": p, "stream_id": "f"}), 60*time.Second)
+			m, ok := h.AwaitWithin(h.Send(method, map[string]any{"root": vol, "path": p, "stream_id": "f"}), 60*time.Second)
 			if !ok {
 				t.Fatalf("%s %q: no answer within 60s (an open of the FIFO is blocking)", method, p)
 			}

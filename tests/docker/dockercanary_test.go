@@ -1,4 +1,4 @@
-package tests
+package docker_test
 
 import (
 	"encoding/base64"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/tests"
 
 	"github.com/resident-dev/resident/hardening/leaktest"
 )
@@ -24,19 +25,19 @@ const (
 // and a volume name the engine refuses, a store root it does not have.
 // Every one of those texts reaches the host and the logs masked.
 func TestDockerErrorTextsAreScrubbed(t *testing.T) {
-	image := needDocker(t)
-	h := spawnDocker(t, liveOpts{args: []string{"--log-level", "debug"}, keepRaw: true}, "")
+	image := NeedDocker(t)
+	h := SpawnDocker(t, tests.LiveOpts{Args: []string{"--log-level", "debug"}, KeepRaw: true}, "")
 	authCfg, _ := json.Marshal(map[string]any{"auths": map[string]any{"127.0.0.1:9": map[string]string{
 		"auth": base64.StdEncoding.EncodeToString([]byte("bot:" + dockerPass))}}})
-	h.init(uniqueInstall("dcanary"), map[string]any{"credentials": map[string]string{"token": dockerSecret, "docker_auth_config": string(authCfg)}})
+	h.Init(tests.UniqueInstall("dcanary"), map[string]any{"credentials": map[string]string{"token": dockerSecret, "docker_auth_config": string(authCfg)}})
 
 	create := func(spec map[string]any) string {
 		t.Helper()
-		m := h.await(h.send(protocol.MethodSandboxCreate, map[string]any{"spec": spec}))
+		m := h.Await(h.Send(protocol.MethodSandboxCreate, map[string]any{"spec": spec}))
 		if m.Error == nil {
 			var res protocol.CreateResult
 			_ = json.Unmarshal(m.Result, &res)
-			h.sendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID})
+			h.SendQuiet(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": res.SandboxID})
 			t.Fatalf("create %v succeeded", spec)
 		}
 		t.Logf("create %v: %s: %s", spec, m.Error.Data.Kind, m.Error.Message)
@@ -49,18 +50,18 @@ func TestDockerErrorTextsAreScrubbed(t *testing.T) {
 		"malformed image reference":     create(map[string]any{"image": "Bad_Ref/" + dockerSecret + ":::"}),
 		"unknown network":               create(map[string]any{"image": image, "network": dockerSecret}),
 		"volume name Docker refuses":    create(map[string]any{"image": image, "volumes": []map[string]any{{"name": "_" + dockerSecret, "path": "/v"}}}),
-		"missing store volume":          h.callErr(protocol.MethodStoreListDir, map[string]any{"root": dockerSecret}, protocol.KindNotFound),
-		"missing sandbox":               h.callErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": dockerSecret, "exec_id": "x", "argv": []string{"true"}}, protocol.KindNotFound),
+		"missing store volume":          h.CallErr(protocol.MethodStoreListDir, map[string]any{"root": dockerSecret}, protocol.KindNotFound),
+		"missing sandbox":               h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": dockerSecret, "exec_id": "x", "argv": []string{"true"}}, protocol.KindNotFound),
 	}
 	t.Logf("error texts gathered in %s", time.Since(start).Round(time.Millisecond))
-	h.call(protocol.MethodShutdown, nil, nil)
-	h.closeAndWait(20 * time.Second)
+	h.Call(protocol.MethodShutdown, nil, nil)
+	h.CloseAndWait(20 * time.Second)
 	for site, text := range sites {
 		leaktest.Masked(t, site, text)
 		leaktest.NoLeak(t, site, text, dockerSecret, dockerPass)
 	}
-	leaktest.NoLeak(t, "stdout", leaktest.FramesView(t, h.rawStdout()), dockerSecret, dockerPass)
-	logs := h.stderr.String()
+	leaktest.NoLeak(t, "stdout", leaktest.FramesView(t, h.RawStdout()), dockerSecret, dockerPass)
+	logs := h.Stderr()
 	leaktest.NoLeak(t, "stderr logs (debug)", leaktest.LinesView(t, logs), dockerSecret, dockerPass)
 	leaktest.Masked(t, "stderr logs", logs)
 	if !strings.Contains(logs, `"level":"debug"`) {

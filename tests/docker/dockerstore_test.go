@@ -1,4 +1,4 @@
-package tests
+package docker_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/tests"
 )
 
 // A resident is SIGKILLed in the middle of a store/read_file (its host
@@ -20,23 +21,23 @@ import (
 // not outlive it: once a new resident has started, no container mounts
 // the volume any more and the volume can be removed.
 func TestDockerResidentKilledMidReadLeavesNoHelper(t *testing.T) {
-	image := needDocker(t)
-	install, vol := uniqueInstall("orphan"), uniqueInstall("po")
-	removeVolumesLater(t, vol)
+	image := NeedDocker(t)
+	install, vol := tests.UniqueInstall("orphan"), tests.UniqueInstall("po")
+	tests.RemoveVolumesLater(t, vol)
 	dockerHost := "DOCKER_HOST=" + os.Getenv("DOCKER_HOST")
-	h := spawnRaw(t, []string{"--provider", "docker"}, dockerHost)
-	h.send(1, "initialize", fmt.Sprintf(`{"protocol_version":1,"install_id":%q}`, install))
-	mustResult(t, h.await(1))
-	h.send(2, "sandbox/create", fmt.Sprintf(`{"spec":{"image":%q,"volumes":[{"name":%q,"path":"/data"}]}}`, image, vol))
+	h := tests.SpawnRaw(t, []string{"--provider", "docker"}, dockerHost)
+	h.Send(1, "initialize", fmt.Sprintf(`{"protocol_version":1,"install_id":%q}`, install))
+	mustResult(t, h.Await(1))
+	h.Send(2, "sandbox/create", fmt.Sprintf(`{"spec":{"image":%q,"volumes":[{"name":%q,"path":"/data"}]}}`, image, vol))
 	var box protocol.CreateResult
-	_ = json.Unmarshal(mustResult(t, h.await(2)), &box)
-	h.send(3, "sandbox/exec", fmt.Sprintf(`{"sandbox_id":%q,"exec_id":"fill","argv":["sh","-c","head -c 67108864 /dev/zero > /data/big"]}`, box.SandboxID))
-	mustResult(t, h.await(3))
-	h.send(4, "sandbox/terminate", fmt.Sprintf(`{"sandbox_id":%q}`, box.SandboxID))
-	mustResult(t, h.await(4))
+	_ = json.Unmarshal(mustResult(t, h.Await(2)), &box)
+	h.Send(3, "sandbox/exec", fmt.Sprintf(`{"sandbox_id":%q,"exec_id":"fill","argv":["sh","-c","head -c 67108864 /dev/zero > /data/big"]}`, box.SandboxID))
+	mustResult(t, h.Await(3))
+	h.Send(4, "sandbox/terminate", fmt.Sprintf(`{"sandbox_id":%q}`, box.SandboxID))
+	mustResult(t, h.Await(4))
 
-	h.send(5, "store/read_file", fmt.Sprintf(`{"root":%q,"path":"big","stream_id":"slow"}`, vol))
-	if body, err := h.frames.Read(); err != nil {
+	h.Send(5, "store/read_file", fmt.Sprintf(`{"root":%q,"path":"big","stream_id":"slow"}`, vol))
+	if body, err := h.ReadFrame(); err != nil {
 		t.Fatalf("no store/data before the kill: %v", err)
 	} else if !json.Valid(body) {
 		t.Fatalf("frame: %.200s", body)
@@ -52,12 +53,11 @@ func TestDockerResidentKilledMidReadLeavesNoHelper(t *testing.T) {
 	if n := countContainers(t, cli, onVolume); n != 1 {
 		t.Fatalf("%d containers mount the volume mid-read, want the one helper", n)
 	}
-	_ = h.cmd.Process.Kill()
-	_ = h.cmd.Wait()
+	h.Kill()
 
-	next := spawnRaw(t, []string{"--provider", "docker"}, dockerHost)
-	next.send(1, "initialize", fmt.Sprintf(`{"protocol_version":1,"install_id":%q}`, install))
-	mustResult(t, next.await(1))
+	next := tests.SpawnRaw(t, []string{"--provider", "docker"}, dockerHost)
+	next.Send(1, "initialize", fmt.Sprintf(`{"protocol_version":1,"install_id":%q}`, install))
+	mustResult(t, next.Await(1))
 	deadline := time.Now().Add(60 * time.Second)
 	for countContainers(t, cli, onVolume) > 0 {
 		if time.Now().After(deadline) {
@@ -95,26 +95,26 @@ func mustResult(t *testing.T, m map[string]json.RawMessage) json.RawMessage {
 // naming the bound, never internal ("argument list too long" from the
 // helper's argv); a path at the bound reaches the provider.
 func TestDockerLongStorePathIsInvalidRequest(t *testing.T) {
-	image := needDocker(t)
-	h := spawnDocker(t, liveOpts{}, "")
-	if got := h.init(uniqueInstall("longpath"), nil).Limits.MaxPathBytes; got != 4096 {
+	image := NeedDocker(t)
+	h := SpawnDocker(t, tests.LiveOpts{}, "")
+	if got := h.Init(tests.UniqueInstall("longpath"), nil).Limits.MaxPathBytes; got != 4096 {
 		t.Fatalf("limits.max_path_bytes = %d", got)
 	}
-	vol := uniqueInstall("pl")
-	removeVolumesLater(t, vol)
-	box := h.create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
+	vol := tests.UniqueInstall("pl")
+	tests.RemoveVolumesLater(t, vol)
+	box := h.Create(map[string]any{"image": image, "volumes": []map[string]any{{"name": vol, "path": "/data"}}})
 	long := strings.Repeat("d/", 100<<10)
 	for _, method := range []string{protocol.MethodStoreReadFile, protocol.MethodStoreListDir} {
-		msg := h.callErr(method, map[string]any{"root": vol, "path": long, "stream_id": "l"}, protocol.KindInvalidRequest)
+		msg := h.CallErr(method, map[string]any{"root": vol, "path": long, "stream_id": "l"}, protocol.KindInvalidRequest)
 		if !strings.Contains(msg, "at most 4096 bytes") {
 			t.Errorf("%s: %q", method, msg)
 		}
 	}
 	// At the bound the provider answers: not found, or the kernel's "file
 	// name too long" (PATH_MAX counts the NUL), but never internal.
-	m := h.await(h.send(protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": strings.Repeat("abcdefg/", 512), "stream_id": "l"}))
+	m := h.Await(h.Send(protocol.MethodStoreReadFile, map[string]any{"root": vol, "path": strings.Repeat("abcdefg/", 512), "stream_id": "l"}))
 	if k := m.Kind(); (k != protocol.KindNotFound && k != protocol.KindInvalidRequest) || strings.Contains(m.Error.Message, "at most 4096 bytes") {
 		t.Errorf("read_file at the bound: %s %.200s", k, m.Error.Message)
 	}
-	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
+	h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
 }

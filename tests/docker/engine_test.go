@@ -1,4 +1,4 @@
-package tests
+package docker_test
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
+	"github.com/resident-dev/resident/tests"
 )
 
 // privateEngine is a second dockerd started for one test alone, with its
@@ -83,7 +84,7 @@ func (e *privateEngine) start() {
 		select {
 		case <-e.done:
 			log, _ := os.ReadFile(filepath.Join(e.dir, "dockerd.log"))
-			e.t.Fatalf("private dockerd exited at start:\n%s", tail(string(log), 3000))
+			e.t.Fatalf("private dockerd exited at start:\n%s", tests.Tail(string(log), 3000))
 		default:
 		}
 		if time.Since(start) > 90*time.Second {
@@ -118,7 +119,7 @@ func (e *privateEngine) busybox() string {
 	e.t.Helper()
 	cli := e.client()
 	defer cli.Close()
-	image, _, err := docker.ImportBusybox(cli, docker.DefaultBusybox)
+	image, _, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tests
+package docker_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/tests"
 )
 
 // transientBound is how long an in-flight request may take to answer
@@ -27,27 +28,27 @@ const transientBound = 90 * time.Second
 func TestDockerEngineFaults(t *testing.T) {
 	engine := startPrivateEngine(t, true)
 	image := engine.busybox()
-	h := spawnDocker(t, liveOpts{env: []string{"GOTRACEBACK=all"}}, engine.host)
-	pid := h.cmd.Process.Pid
-	h.init(uniqueInstall("faults"), nil)
-	box := h.create(map[string]any{"image": image})
+	h := SpawnDocker(t, tests.LiveOpts{Env: []string{"GOTRACEBACK=all"}}, engine.host)
+	pid := h.Process().Pid
+	h.Init(tests.UniqueInstall("faults"), nil)
+	box := h.Create(map[string]any{"image": image})
 	var res protocol.ExecResult
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "warm", "argv": []string{"echo", "warm"}}, &res)
-	h.call(protocol.MethodSandboxList, nil, nil)
-	fdsBefore, threadsBefore := openFDs(t, pid), threads(t, pid)
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "warm", "argv": []string{"echo", "warm"}}, &res)
+	h.Call(protocol.MethodSandboxList, nil, nil)
+	fdsBefore, threadsBefore := tests.OpenFDs(t, pid), tests.Threads(t, pid)
 
 	n := 0
 	streaming := func() string {
 		n++
 		execID := fmt.Sprintf("stream-%d", n)
-		id := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "timeout_s": 600,
+		id := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": execID, "timeout_s": 600,
 			"argv": []string{"sh", "-c", "while :; do echo tick; sleep 0.1; done"}})
-		waitUntil(t, execID+" to stream", func() bool { return h.outLen(execID, "stdout") > 0 })
+		tests.WaitUntil(t, execID+" to stream", func() bool { return h.OutLen(execID, "stdout") > 0 })
 		return id
 	}
 	expectTransient := func(what, id string, since time.Time) time.Duration {
 		t.Helper()
-		m, ok := h.awaitWithin(id, transientBound)
+		m, ok := h.AwaitWithin(id, transientBound)
 		took := time.Since(since)
 		if !ok {
 			t.Fatalf("%s: no answer within %s", what, transientBound)
@@ -67,16 +68,16 @@ func TestDockerEngineFaults(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		var list protocol.ListOwnedResult
-		h.call(protocol.MethodSandboxList, nil, &list)
-		fresh := h.create(map[string]any{"image": image})
+		h.Call(protocol.MethodSandboxList, nil, &list)
+		fresh := h.Create(map[string]any{"image": image})
 		execID := fmt.Sprintf("after-%d", n)
 		var r protocol.ExecResult
-		h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": fresh, "exec_id": execID, "argv": []string{"echo", "back"}}, &r)
-		if r.ExitCode != 0 || h.outLen(execID, "stdout") != 5 {
+		h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": fresh, "exec_id": execID, "argv": []string{"echo", "back"}}, &r)
+		if r.ExitCode != 0 || h.OutLen(execID, "stdout") != 5 {
 			t.Fatalf("%s: exec once the engine is back: %+v", what, r)
 		}
-		h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": fresh}, nil)
-		box = h.create(map[string]any{"image": image}) // the next fault's sandbox
+		h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": fresh}, nil)
+		box = h.Create(map[string]any{"image": image}) // the next fault's sandbox
 		t.Logf("%s: list, create, exec and terminate work again (%s)", what, time.Since(start).Round(time.Millisecond))
 	}
 
@@ -84,7 +85,7 @@ func TestDockerEngineFaults(t *testing.T) {
 	exec1 := streaming()
 	frozen := time.Now()
 	engine.signal(syscall.SIGSTOP)
-	list1 := h.send(protocol.MethodSandboxList, nil)
+	list1 := h.Send(protocol.MethodSandboxList, nil)
 	expectTransient("exec while the engine is frozen", exec1, frozen)
 	expectTransient("list_owned while the engine is frozen", list1, frozen)
 	engine.signal(syscall.SIGCONT)
@@ -96,7 +97,7 @@ func TestDockerEngineFaults(t *testing.T) {
 	engine.stop()
 	t.Logf("dockerd stopped in %s", time.Since(stopped).Round(time.Millisecond))
 	expectTransient("exec when the engine stops", exec2, stopped)
-	if m := h.await(h.send(protocol.MethodSandboxList, nil)); m.Kind() != protocol.KindTransient {
+	if m := h.Await(h.Send(protocol.MethodSandboxList, nil)); m.Kind() != protocol.KindTransient {
 		t.Fatalf("list_owned with the engine down: %+v", m.Error)
 	}
 	engine.start()
@@ -112,13 +113,13 @@ func TestDockerEngineFaults(t *testing.T) {
 
 	// No leak: descriptors back to where they were (give idle HTTP
 	// connections a little room), no exec machinery left running.
-	h.call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
+	h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": box}, nil)
 	var fdsAfter int
 	deadline := time.Now().Add(30 * time.Second)
-	for fdsAfter = openFDs(t, pid); fdsAfter > fdsBefore+2 && time.Now().Before(deadline); fdsAfter = openFDs(t, pid) {
+	for fdsAfter = tests.OpenFDs(t, pid); fdsAfter > fdsBefore+2 && time.Now().Before(deadline); fdsAfter = tests.OpenFDs(t, pid) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("resident descriptors: %d before the faults, %d after; threads %d, %d", fdsBefore, fdsAfter, threadsBefore, threads(t, pid))
+	t.Logf("resident descriptors: %d before the faults, %d after; threads %d, %d", fdsBefore, fdsAfter, threadsBefore, tests.Threads(t, pid))
 	if fdsAfter > fdsBefore+2 {
 		t.Errorf("descriptor leak: %d before, %d after", fdsBefore, fdsAfter)
 	}
@@ -127,28 +128,28 @@ func TestDockerEngineFaults(t *testing.T) {
 	t.Logf("%d goroutines at the end", count)
 	for _, leak := range []string{"resident.(*session).startPump", "resident.execute", "provider/docker.(*process)", "stdcopy.StdCopy", "docker.(*Provider).wait"} {
 		if strings.Contains(dump, leak) {
-			t.Errorf("a goroutine in %s survives the faults:\n%s", leak, tail(dump, 6000))
+			t.Errorf("a goroutine in %s survives the faults:\n%s", leak, tests.Tail(dump, 6000))
 		}
 	}
 	if count > 40 {
-		t.Errorf("%d goroutines at the end of the session: a leak\n%s", count, tail(dump, 6000))
+		t.Errorf("%d goroutines at the end of the session: a leak\n%s", count, tests.Tail(dump, 6000))
 	}
 }
 
 // goroutineDump makes the idle resident print every goroutine (SIGQUIT,
 // GOTRACEBACK=all) and returns the dump; the process ends with it.
-func goroutineDump(t *testing.T, h *liveHost) string {
+func goroutineDump(t *testing.T, h *tests.LiveHost) string {
 	t.Helper()
-	before := len(h.stderr.String())
-	if err := h.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+	before := len(h.Stderr())
+	if err := h.Process().Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-h.exited:
+	case <-h.Exited():
 	case <-time.After(30 * time.Second):
 		t.Fatal("no goroutine dump within 30s")
 	}
-	return h.stderr.String()[before:]
+	return h.Stderr()[before:]
 }
 
 // Without live-restore, stopping the engine stops every container: the
@@ -159,15 +160,15 @@ func goroutineDump(t *testing.T, h *liveHost) string {
 func TestDockerEngineStopWithoutLiveRestore(t *testing.T) {
 	engine := startPrivateEngine(t, false)
 	image := engine.busybox()
-	h := spawnDocker(t, liveOpts{}, engine.host)
-	h.init(uniqueInstall("nolive"), nil)
-	box := h.create(map[string]any{"image": image})
-	id := h.send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "stream", "timeout_s": 600,
+	h := SpawnDocker(t, tests.LiveOpts{}, engine.host)
+	h.Init(tests.UniqueInstall("nolive"), nil)
+	box := h.Create(map[string]any{"image": image})
+	id := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "stream", "timeout_s": 600,
 		"argv": []string{"sh", "-c", "while :; do echo tick; sleep 0.1; done"}})
-	waitUntil(t, "the exec to stream", func() bool { return h.outLen("stream", "stdout") > 0 })
+	tests.WaitUntil(t, "the exec to stream", func() bool { return h.OutLen("stream", "stdout") > 0 })
 	stopped := time.Now()
 	engine.stop()
-	m, ok := h.awaitWithin(id, transientBound)
+	m, ok := h.AwaitWithin(id, transientBound)
 	if !ok {
 		t.Fatalf("no answer within %s of the engine stopping", transientBound)
 	}
@@ -182,13 +183,13 @@ func TestDockerEngineStopWithoutLiveRestore(t *testing.T) {
 	}
 	engine.start()
 	var list protocol.ListOwnedResult
-	h.call(protocol.MethodSandboxList, nil, &list)
+	h.Call(protocol.MethodSandboxList, nil, &list)
 	if len(list.Sandboxes) != 1 || list.Sandboxes[0].SandboxID != box {
 		t.Fatalf("list_owned once the engine is back: %+v", list)
 	}
 	t.Logf("the sandbox after the engine restart: state %s", list.Sandboxes[0].State)
-	fresh := h.create(map[string]any{"image": image})
-	h.call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": fresh, "exec_id": "back", "argv": []string{"echo", "back"}}, &res)
+	fresh := h.Create(map[string]any{"image": image})
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": fresh, "exec_id": "back", "argv": []string{"echo", "back"}}, &res)
 	if res.ExitCode != 0 {
 		t.Fatalf("exec once the engine is back: %+v", res)
 	}
