@@ -23,9 +23,10 @@ import (
 // container default, so commands resolve the same way they would in Docker.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// Exec runs argv as a host process in a directory inside the sandbox: in a
-// pid namespace of its own under bwrap (see bwrapArgs), or, where bwrap is
-// missing, unisolated in its own process group. Completion is the main
+// Exec runs argv in the sandbox: under bwrap in namespaces of its own, with
+// the sandbox's filesystem (see view and bwrapArgs), or, where bwrap is
+// missing, as an unisolated host process in a directory inside the
+// sandbox, in its own process group. Completion is the main
 // process's exit; see process.
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
@@ -47,26 +48,43 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if cwd == "" {
 		cwd = m.Spec.Workdir
 	}
-	dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
-	if err != nil {
-		return nil, p.goneOr(sandboxID, err)
-	}
-	// The process starts in the directory the check opened, named through
-	// the open descriptor: a link swapped after the check cannot move it
-	// (the descriptor is inherited across fork, so the child's chdir and
-	// execve resolve it before close-on-exec closes it).
-	defer dirFile.Close()
-	dir := fmt.Sprintf("/proc/self/fd/%d", dirFile.Fd())
-	env := buildEnv(m.Spec.Env, req.Env, root)
-	bin, err := lookPath(req.Argv[0], envValue(env, "PATH"), dir)
-	if err != nil {
-		return nil, p.goneOr(sandboxID, err)
-	}
-	if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
-		// Relative to the working directory the child changes into: a
-		// script's interpreter opens this path after close-on-exec has
-		// closed the descriptor dir names.
-		bin = "./" + rel
+	var bin, dir string
+	var env []string
+	var v view
+	if bwrap != "" {
+		if v, err = p.viewFor(sandboxID, m, cwd); err != nil {
+			return nil, p.goneOr(sandboxID, err)
+		}
+		env = buildEnv(m.Spec.Env, req.Env, "/")
+		// Found as bwrap will find it inside, to refuse a missing one
+		// before anything starts; argv goes to bwrap as the host gave it.
+		toHost := func(abs string) string { return p.hostPath(root, m.Spec.Volumes, abs) }
+		if _, err := lookPathIn(req.Argv[0], envValue(env, "PATH"), v.cwd, toHost); err != nil {
+			return nil, p.goneOr(sandboxID, err)
+		}
+		dir = root
+	} else {
+		dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
+		if err != nil {
+			return nil, p.goneOr(sandboxID, err)
+		}
+		// The process starts in the directory the check opened, named
+		// through the open descriptor: a link swapped after the check
+		// cannot move it (the descriptor is inherited across fork, so the
+		// child's chdir and execve resolve it before close-on-exec closes
+		// it).
+		defer dirFile.Close()
+		dir = fmt.Sprintf("/proc/self/fd/%d", dirFile.Fd())
+		env = buildEnv(m.Spec.Env, req.Env, root)
+		if bin, err = lookPath(req.Argv[0], envValue(env, "PATH"), dir); err != nil {
+			return nil, p.goneOr(sandboxID, err)
+		}
+		if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
+			// Relative to the working directory the child changes into: a
+			// script's interpreter opens this path after close-on-exec has
+			// closed the descriptor dir names.
+			bin = "./" + rel
+		}
 	}
 	opts := startOptions{stdin: req.Stdin, isolated: bwrap != "", exclusive: req.Exclusive}
 	for attempt := 1; ; attempt++ {
@@ -82,9 +100,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		}
 		if bwrap != "" {
-			// argv goes as the host gave it: bwrap finds argv[0] with the
-			// same PATH, from the same directory, as the lookPath above.
-			cmd.Path, cmd.Args = bwrap, bwrapArgs(bwrap, statusFD, req.Argv)
+			cmd.Path, cmd.Args = bwrap, bwrapArgs(bwrap, statusFD, v, req.Argv)
 		}
 		pr, err := p.start(ctx, sandboxID, cmd, opts)
 		var setupErr *setupError

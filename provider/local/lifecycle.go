@@ -178,7 +178,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 // reap kills whatever still runs in a removed sandbox (an earlier instance's
 // execs, background children) and deletes its files.
 func (p *Provider) reap(dir string, groups map[int]uint64) {
-	killWhere(func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) })
+	killWhere(inSandbox(dir, groups))
 	if err := removeTree(dir); err != nil {
 		p.log.Warn("sandbox files left behind", zap.String("dir", dir), zap.Error(err))
 	}
