@@ -29,6 +29,9 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // sandbox, in its own process group. Completion is the main
 // process's exit; see process.
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
 	}

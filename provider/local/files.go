@@ -24,6 +24,9 @@ import (
 // isolates nothing. With no mode, a new file gets provider.DefaultFileMode
 // and an existing one keeps its mode.
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

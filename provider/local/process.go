@@ -45,6 +45,8 @@ type process struct {
 	err    error
 }
 
+var _ provider.Process = (*process)(nil)
+
 // statusFD is the descriptor bwrap gets for --json-status-fd:
 // cmd.ExtraFiles[0].
 const statusFD = 3

@@ -47,6 +47,9 @@ func (p *Provider) rootOf(id string) string     { return filepath.Join(p.sandbox
 // Create builds the sandbox under a staging name and renames it into place
 // only when it is complete: a crash mid-create leaves nothing listed.
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := p.Start(); err != nil {
+		return "", err
+	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
