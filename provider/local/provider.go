@@ -22,7 +22,7 @@ import (
 const Version = "0.1.0"
 
 func init() {
-	provider.Register("local", "host processes in per-sandbox directories; no daemon, no isolation (development and trusted code only)", New)
+	provider.Register("local", "host processes in per-sandbox directories, in namespaces of their own under bubblewrap; no daemon (development and trusted code)", New)
 }
 
 // Every interface local implements, optional ones included: a signature
@@ -116,8 +116,10 @@ func (p *Provider) Start() error {
 	return p.startErr
 }
 
-// Info says what local offers: the store, write_file and stdin, but no
-// isolation and no enforcement of network, CPU, memory or read-only volumes.
+// Info says what local offers: the store, write_file and stdin, isolation
+// where bwrap works (it is probed once, here if nothing did yet), and no
+// enforcement of CPU, memory or read-only volumes. network_control stays
+// false: spec.network is "host" or loopback only, not a choice of network.
 func (p *Provider) Info() provider.Info {
 	return provider.Info{
 		Name:    "local",
@@ -126,6 +128,7 @@ func (p *Provider) Info() provider.Info {
 			Store:     true,
 			WriteFile: true,
 			Stdin:     true,
+			Isolation: p.isolated(),
 		},
 	}
 }

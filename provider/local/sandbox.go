@@ -63,6 +63,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")
 	}
 	isolated := p.isolated()
+	if spec.RequireIsolation && !isolated {
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "spec.require_isolation: local runs unisolated here (it needs Linux and a working bubblewrap; the resident logged why at start)")
+	}
 	mounts, err := checkMounts(spec.Volumes, spec.Workdir, isolated)
 	if err != nil {
 		return "", err

@@ -154,3 +154,16 @@ func TestSandboxesCannotSeeEachOther(t *testing.T) {
 		t.Errorf("sandbox b sees a's files or processes: %q", out)
 	}
 }
+
+// TestIsolationAnnounced: under bwrap local says it isolates, and a create
+// that requires it succeeds.
+func TestIsolationAnnounced(t *testing.T) {
+	needIsolation(t)
+	p := open(t, t.TempDir())
+	if !p.Info().Capabilities.Isolation {
+		t.Fatal("capabilities.isolation is false under bwrap")
+	}
+	id, err := p.Create(context.Background(), protocol.Spec{RequireIsolation: true}, owner, nil)
+	must(t, err)
+	p.Terminate(context.Background(), id)
+}
