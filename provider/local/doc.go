@@ -16,8 +16,16 @@
 // directory is spec.workdir, by default the sandbox root "/", and HOME
 // is "/". The network is a namespace holding only lo unless spec.network
 // is "host"; IPC and the host name are the sandbox's own; bwrap sets
-// no_new_privs. Still recorded, not enforced: image, cpus, memory_mb,
-// read_only_root and pids_limit; a read-only volume is refused.
+// no_new_privs. Recorded, not enforced: image and read_only_root; a
+// read-only volume is refused.
+//
+// cpus, memory_mb and pids_limit are enforced where the resident runs as
+// root with cgroup v1 pids, memory and cpu hierarchies (cgroup_linux.go):
+// each sandbox with a limit gets a cgroup in each, below the resident's
+// own, entered by every exec at fork and removed at terminate; a process
+// the memory limit killed reports oom_killed. Elsewhere (unprivileged, or
+// cgroup v2 only) they are recorded, not enforced, and resource_limits is
+// false.
 //
 // Without bwrap local isolates almost nothing: a process runs as the
 // resident's user with the host's filesystem, network and resources, and

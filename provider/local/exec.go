@@ -89,7 +89,11 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 			bin = "./" + rel
 		}
 	}
-	opts := startOptions{stdin: req.Stdin, isolated: bwrap != "", exclusive: req.Exclusive}
+	cgroups, err := sandboxCgroups(sandboxID, m.Spec)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: the sandbox's limits", Err: err})
+	}
+	opts := startOptions{stdin: req.Stdin, isolated: bwrap != "", exclusive: req.Exclusive, cgroups: cgroups}
 	for attempt := 1; ; attempt++ {
 		cmd := &exec.Cmd{
 			Path: bin,

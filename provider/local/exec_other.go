@@ -40,3 +40,6 @@ type pidNamespace struct{}
 
 func (*pidNamespace) kill()  {}
 func (*pidNamespace) close() {}
+
+func removeCgroups(string) {}
+func limitsEnforced() bool { return false }

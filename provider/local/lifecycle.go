@@ -180,6 +180,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	for ns := range spaces {
 		ns.close()
 	}
+	removeCgroups(id)
 	p.log.Info("sandbox "+reason, zap.String("sandbox_id", id))
 	return true, nil
 }

@@ -129,6 +129,8 @@ func (p *Provider) Info() provider.Info {
 			WriteFile: true,
 			Stdin:     true,
 			Isolation: p.isolated(),
+			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
+			ResourceLimits: limitsEnforced(),
 		},
 	}
 }
