@@ -86,6 +86,9 @@ func (v view) mountArgs() []string {
 		args = append(args, "--ro-bind", b.src, b.dst)
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
+	for _, dir := range volumeAncestors(v.volumes) {
+		args = append(args, "--bind", filepath.Join(v.root, dir), "/"+dir)
+	}
 	for _, b := range v.volumes {
 		args = append(args, "--bind", b.src, b.dst)
 	}
@@ -94,6 +97,30 @@ func (v view) mountArgs() []string {
 		args = append(args, "--unshare-net") // a network namespace of its own: only lo
 	}
 	return append(args, "--chdir", v.cwd)
+}
+
+// volumeAncestors are the directories above the volumes' mount points,
+// parents first (relative to the root). bwrap follows links in a mount's
+// destination, so a command that swapped a parent for a link out of the
+// sandbox (renaming the directory away) would have the next exec's bwrap
+// create the mount point there, on the host. Each of them is bound onto
+// itself, which makes it a mount point in every exec's namespace: no
+// command of the sandbox can rename or replace it, and prepareView checks
+// them while nothing of the sandbox runs.
+func volumeAncestors(volumes []bindTo) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range volumes {
+		var chain []string
+		for dir := path.Dir(sandboxRel(b.dst)); dir != "." && !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			chain = append(chain, dir)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			out = append(out, chain[i])
+		}
+	}
+	return out
 }
 
 // sandboxTmp is the mode of the sandbox's /tmp, as on any Linux root.
@@ -114,6 +141,11 @@ func prepareView(root string, mounts []protocol.VolumeMount) error {
 	for _, b := range systemBinds() {
 		points = append(points, sandboxRel(b.dst))
 	}
+	var volumes []bindTo
+	for _, m := range mounts {
+		volumes = append(volumes, bindTo{dst: "/" + m.Path})
+	}
+	points = append(points, volumeAncestors(volumes)...) // each one checked, parents first
 	for _, m := range mounts {
 		points = append(points, m.Path)
 	}

@@ -167,3 +167,21 @@ func TestIsolationAnnounced(t *testing.T) {
 	must(t, err)
 	p.Terminate(context.Background(), id)
 }
+
+// TestVolumeParentsCannotBeSwapped: the directories above a volume's
+// mount point cannot be renamed away and replaced by a link out of the
+// sandbox, which the next exec's bwrap would follow to make the mount
+// point on the host.
+func TestVolumeParentsCannotBeSwapped(t *testing.T) {
+	needIsolation(t)
+	target := t.TempDir() // where a link would lead
+	p, id, _ := sandbox(t, protocol.Spec{Volumes: []protocol.VolumeMount{{Name: "deep", Path: "/a/b/vol"}}})
+	out, code := sh(t, p, id, "", "mv /a /a.moved 2>&1 || mv /a/b /a/b.moved 2>&1 || exit 0; ln -s "+target+" /a; echo swapped")
+	if strings.Contains(out, "swapped") || code != 0 {
+		t.Fatalf("a parent of the mount point was swapped: exit %d, %q", code, out)
+	}
+	sh(t, p, id, "", "true") // the next exec's bwrap
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Fatalf("bwrap made %v on the host", entries)
+	}
+}
