@@ -195,3 +195,19 @@ func oomKills(dirs []string) int64 {
 	}
 	return -1
 }
+
+// pidsFull reports whether the sandbox whose cgroups are dirs has as many
+// tasks as its pids_limit allows.
+func pidsFull(dirs []string) bool {
+	for _, dir := range dirs {
+		limit, errL := os.ReadFile(filepath.Join(dir, "pids.max"))
+		current, errC := os.ReadFile(filepath.Join(dir, "pids.current"))
+		if errL != nil || errC != nil {
+			continue
+		}
+		l, errL := strconv.ParseInt(strings.TrimSpace(string(limit)), 10, 64)
+		c, errC := strconv.ParseInt(strings.TrimSpace(string(current)), 10, 64)
+		return errL == nil && errC == nil && c >= l
+	}
+	return false
+}

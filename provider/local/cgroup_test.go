@@ -85,6 +85,24 @@ func TestForkBombIsContained(t *testing.T) {
 	}
 }
 
+// TestExecBeyondPidsLimitIsQuota: once services fill pids_limit, another
+// exec is refused as quota, as on Docker, not left to hang or fail vaguely.
+func TestExecBeyondPidsLimitIsQuota(t *testing.T) {
+	// bwrap, its pid 1, and five sleeps (the last one the shell itself).
+	p, id := limitedSandbox(t, protocol.Spec{PidsLimit: 7})
+	fill, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 & sleep 1000 & sleep 1000 & sleep 1000 & exec sleep 1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, fill.Stdout())
+	go io.Copy(io.Discard, fill.Stderr())
+	awaitCond(t, func() bool { return pidsFull([]string{filepath.Join(cgroupBases()["pids"], cgroupName(id))}) })
+	_, err = p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"true"}})
+	if protocol.KindOf(err) != protocol.KindQuota {
+		t.Fatalf("exec in a full sandbox = %v; want quota", err)
+	}
+}
+
 // TestMemoryLimitKills: a process that outgrows memory_mb is killed.
 func TestMemoryLimitKills(t *testing.T) {
 	p, id := limitedSandbox(t, protocol.Spec{MemoryMB: 32})

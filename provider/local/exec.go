@@ -110,6 +110,11 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 			cmd.Path, cmd.Args = bwrap, bwrapArgs(bwrap, statusFD, v, req.Argv)
 		}
 		pr, err := p.start(ctx, sandboxID, cmd, opts)
+		if err != nil && protocol.KindOf(err) == protocol.KindTransient && pidsFull(cgroups) {
+			// bwrap could not be forked, or could not fork: as on Docker,
+			// an exec that does not fit in pids_limit is quota.
+			return nil, protocol.Errorf(protocol.KindQuota, "exec: the sandbox's pids_limit (%d) is full: %v", m.Spec.PidsLimit, err)
+		}
 		var setupErr *setupError
 		if errors.As(err, &setupErr) && attempt < setupAttempts {
 			p.log.Info("exec: bwrap setup failed, trying again", zap.String("sandbox_id", sandboxID), zap.Error(err))
