@@ -91,11 +91,11 @@ func TestSession(t *testing.T) {
 	}
 
 	mode := uint32(0o755)
-	if n, err := r.WriteFile(ctx, protocol.WriteFileParams{SandboxID: id, Path: "/bin/hello", Data: []byte("#!/bin/sh\necho hi\n"), Mode: &mode}); err != nil || n != 18 {
+	if n, err := r.WriteFile(ctx, protocol.WriteFileParams{SandboxID: id, Path: "/scripts/hello", Data: []byte("#!/bin/sh\necho hi\n"), Mode: &mode}); err != nil || n != 18 {
 		t.Fatalf("write_file: %d %v", n, err)
 	}
 	stdout.Reset()
-	if _, err := r.Exec(ctx, protocol.ExecParams{SandboxID: id, Argv: []string{"./bin/hello"}}, client.Streams{Stdout: &stdout}); err != nil || stdout.String() != "hi\n" {
+	if _, err := r.Exec(ctx, protocol.ExecParams{SandboxID: id, Argv: []string{"./scripts/hello"}}, client.Streams{Stdout: &stdout}); err != nil || stdout.String() != "hi\n" {
 		t.Fatalf("written file: %q %v", stdout.String(), err)
 	}
 

@@ -86,6 +86,9 @@ type Spec struct {
 	ReadOnlyRoot bool `json:"read_only_root,omitempty"`
 	// PidsLimit overrides the provider's default process cap.
 	PidsLimit int64 `json:"pids_limit,omitempty"`
+	// RequireIsolation refuses the create (invalid_request) unless the
+	// provider isolates sandboxes from the host (capabilities.isolation).
+	RequireIsolation bool `json:"require_isolation,omitempty"`
 }
 
 // VolumeMount mounts a store volume into a sandbox at Path (relative paths

@@ -18,6 +18,9 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if err := checkSpec(&p.Spec, s.prov.Secrets().EnvPrefixes); err != nil {
 		return nil, err
 	}
+	if info := s.prov.Info(); p.Spec.RequireIsolation && !info.Capabilities.Isolation {
+		return nil, invalid("spec.require_isolation: provider %s does not isolate sandboxes here (capabilities.isolation is false)", info.Name)
+	}
 	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
 	if err != nil {
 		return nil, err

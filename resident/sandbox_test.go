@@ -211,3 +211,18 @@ func TestExecOwnershipFromTheProvidersMemory(t *testing.T) {
 		t.Error("read_owner and terminate must ask the provider")
 	}
 }
+
+// TestRequireIsolationRefusedWithoutIt: a host that requires isolation
+// from a provider that does not announce it gets invalid_request, and
+// nothing reaches the provider.
+func TestRequireIsolationRefusedWithoutIt(t *testing.T) {
+	fake := newFake() // announces isolation: false
+	h := startHost(t, fake)
+	h.initialize(nil)
+	h.callErr(protocol.MethodSandboxCreate, map[string]any{"spec": map[string]any{"require_isolation": true}}, protocol.KindInvalidRequest)
+	if slices.Contains(fake.calls, "create") {
+		t.Fatal("a create requiring isolation reached a provider without it")
+	}
+	var box protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, map[string]any{"spec": map[string]any{"require_isolation": false}}, &box)
+}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"time"
 )
@@ -233,38 +231,4 @@ func (b *bench) ensureReadVolume(size int) (string, error) {
 	}
 	b.readVolume = vol
 	return vol, nil
-}
-
-// localExec: the local provider's exec of `true` against fork+exec+wait of
-// the same program from Go.
-func (b *bench) localExec() ([]row, error) {
-	dir, err := os.MkdirTemp("", "resident-bench-local-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	p, err := spawnResident(b.bin, "local", dir)
-	if err != nil {
-		return nil, err
-	}
-	defer p.stop()
-	if err := p.initialize(b.installID, nil); err != nil {
-		return nil, err
-	}
-	id, err := p.createSandbox(map[string]any{})
-	if err != nil {
-		return nil, err
-	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		return nil, err
-	}
-	ours, raw, err := interleaved(b.scale(300, 30),
-		func() error { return p.exec(id, "true") },
-		func() error { return exec.Command(truePath).Run() })
-	if err != nil {
-		return nil, err
-	}
-	return []row{{figure: "extra: local provider exec of `true`", ours: medP99(ours), raw: medP99(raw) + " (os/exec)",
-		ratio: fmt.Sprintf("%.2fx raw, %s", ratio(ours.median(), raw.median()), us(ours.median()-raw.median())), goal: "(no goal)"}}, nil
 }

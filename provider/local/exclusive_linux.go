@@ -17,8 +17,8 @@ const evictTimeout = 10 * time.Second
 // evictLocked kills every process of a sandbox and waits until they are
 // gone, so that an exclusive exec starts alone: the running execs (which
 // then end as killed), the namespaces earlier execs left running, and what
-// an earlier resident left (found by working directory: every namespace's
-// pid 1 works in the sandbox). Called with p.mu held, so no exec of the
+// an earlier resident left (found by root directory, which every isolated
+// process of the sandbox has as its own). Called with p.mu held, so no exec of the
 // sandbox can start meanwhile.
 func (p *Provider) evictLocked(sandboxID string) error {
 	for pr := range p.running[sandboxID] {
@@ -27,8 +27,7 @@ func (p *Provider) evictLocked(sandboxID string) error {
 	for ns := range p.namespaces[sandboxID] {
 		ns.kill()
 	}
-	root := p.rootOf(sandboxID)
-	inSandbox := func(pi procInfo) bool { return pi.cwdWithin(root) }
+	inSandbox := inSandbox(p.sandboxDir(sandboxID), nil)
 	killWhere(inSandbox)
 	deadline := time.Now().Add(evictTimeout)
 	for ns := range p.namespaces[sandboxID] {

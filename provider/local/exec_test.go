@@ -81,7 +81,7 @@ func sandbox(t *testing.T, spec protocol.Spec) (provider.Provider, string, strin
 }
 
 // TestEnvIsExactlyPathAndHome: with no env asked for, a process sees PATH
-// and HOME (the sandbox root) and nothing else of the resident's.
+// and HOME (the sandbox root: "/" when isolated) and nothing else of the resident's.
 func TestEnvIsExactlyPathAndHome(t *testing.T) {
 	p, id, root := sandbox(t, protocol.Spec{})
 	r := start(t, p, id, provider.ExecRequest{Argv: []string{"env"}})
@@ -90,8 +90,9 @@ func TestEnvIsExactlyPathAndHome(t *testing.T) {
 	slices.Sort(got)
 	want := []string{"HOME=" + root, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	if bwrapInstalled() {
-		// bwrap sets PWD to the working directory, as a shell would.
-		want = append(want, "PWD="+root)
+		// The sandbox root is "/" in its own view; bwrap sets PWD to the
+		// working directory, as a shell would.
+		want = []string{"HOME=/", want[1], "PWD=/"}
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("env = %q, want %q", got, want)
@@ -176,16 +177,28 @@ func hostPID(t *testing.T, root, printed string) int {
 		if err != nil {
 			continue
 		}
-		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
 		status, _ := os.ReadFile("/proc/" + e.Name() + "/status")
 		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" && f[len(f)-1] == nspid && strings.HasPrefix(cwd, root) {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" && f[len(f)-1] == nspid && worksIn(pid, root) {
 				return pid
 			}
 		}
 	}
 	t.Fatalf("no process %s works in %s", nspid, root)
 	return 0
+}
+
+// worksIn reports whether the process runs in the sandbox whose root is
+// root: unisolated it works below it, isolated it has it as its root (its
+// working directory reads in the sandbox's own terms).
+func worksIn(pid int, root string) bool {
+	proc := "/proc/" + strconv.Itoa(pid)
+	if cwd, err := os.Readlink(proc + "/cwd"); err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
+		return true
+	}
+	a, errA := os.Stat(proc + "/root")
+	b, errB := os.Stat(root)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 // bwrapInstalled says whether local should run execs in pid namespaces:

@@ -16,12 +16,17 @@ import (
 // sandbox would write it: with the resident's own user (local's sandbox
 // user) and its permissions, so a read-only file or a directory it cannot
 // write is refused, and the modification time is now. A relative path is
-// taken in the work directory, an absolute one inside the root; a path
-// below a volume mount lands in the volume. Only the permission bits of
+// taken in the work directory, an absolute one inside the root, which is
+// "/" for the sandbox's commands too when they run isolated; a path below
+// a volume mount lands in the volume, and one in a host system directory
+// an isolated sandbox sees read-only is refused. Only the permission bits of
 // mode are honoured: setuid and friends make no sense for a sandbox that
 // isolates nothing. With no mode, a new file gets provider.DefaultFileMode
 // and an existing one keeps its mode.
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -36,6 +41,9 @@ func (p *Provider) writeFile(sandboxID, filePath string, data []byte, mode *uint
 	base, rel := p.resolve(p.rootOf(sandboxID), m.Spec.Volumes, workRel(m.Spec.Workdir, filePath))
 	if rel == "." {
 		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
+	}
+	if base == p.rootOf(sandboxID) && p.inSystemDir(rel) {
+		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: read-only file system (a host system directory, shown read-only)", filePath)
 	}
 	r, err := os.OpenRoot(base)
 	if err != nil {

@@ -114,7 +114,7 @@ func processesIn(root string) []int {
 		if err != nil || !alive(pid) {
 			continue
 		}
-		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
+		if worksIn(pid, root) {
 			pids = append(pids, pid)
 		}
 	}

@@ -37,12 +37,12 @@ var sandboxCaps = []string{
 // setsid or double fork, and nothing in it can see or signal a process
 // outside (SIGKILL to its own pid 1 from inside is ignored by the kernel).
 // statusFD is where bwrap reports that pid 1 and the command's start. The
-// filesystem is the host's (--dev-bind / /): local does not isolate files
-// yet. Not --die-with-parent: it would kill a service when the outer bwrap
-// exits.
-func bwrapArgs(bwrap string, statusFD int, argv []string) []string {
-	args := []string{bwrap, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
-		"--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL"}
+// filesystem, network, IPC and host name are the sandbox's own (see view).
+// bwrap always sets no_new_privs. Not --die-with-parent: it would kill a
+// service when the outer bwrap exits.
+func bwrapArgs(bwrap string, statusFD int, v view, argv []string) []string {
+	args := append([]string{bwrap}, v.mountArgs()...)
+	args = append(args, "--unshare-pid", "--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL")
 	for _, c := range sandboxCaps {
 		args = append(args, "--cap-add", c)
 	}
@@ -68,6 +68,14 @@ func (p *Provider) isolation() string {
 	return p.bwrap
 }
 
+// isolated reports whether execs run under bwrap, in the sandbox's view.
+func (p *Provider) isolated() bool { return p.isolation() != "" }
+
+// inSystemDir reports whether rel (relative to the sandbox root) is where
+// an isolated sandbox sees a host system directory, read-only: a write
+// there would land under the mount, where no command sees it.
+func (p *Provider) inSystemDir(rel string) bool { return p.isolated() && readOnlyPath("/"+rel) }
+
 // bwrapName is the program looked up on the resident's PATH (a test
 // names a missing one to play a machine without bubblewrap).
 var bwrapName = "bwrap"
@@ -84,9 +92,17 @@ func probeBwrap() (string, error) {
 		return "", err
 	}
 	defer info.Close()
+	root, err := os.MkdirTemp("", "resident-bwrap-probe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(root)
+	if err := prepareView(root, nil); err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := bwrapArgs(path, statusFD, []string{"true"})
+	args := bwrapArgs(path, statusFD, view{root: root, cwd: "/"}, []string{"true"})
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.ExtraFiles = []*os.File{w}

@@ -35,6 +35,13 @@ func TestWithoutBwrapExecsRunUnisolated(t *testing.T) {
 	p := pv.(*Provider)
 	defer p.Close()
 	owner := provider.Owner{Key: "resident-install-id", InstallID: "unisolated"}
+	if p.Info().Capabilities.Isolation {
+		t.Error("capabilities.isolation is true without bwrap")
+	}
+	_, err = p.Create(context.Background(), protocol.Spec{RequireIsolation: true}, owner, nil)
+	if protocol.KindOf(err) != protocol.KindInvalidRequest || !strings.Contains(err.Error(), "unisolated") {
+		t.Errorf("require_isolation without bwrap: Create = %v; want invalid_request saying why", err)
+	}
 	id, err := p.Create(context.Background(), protocol.Spec{}, owner, nil)
 	if err != nil {
 		t.Fatal(err)

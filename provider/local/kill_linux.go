@@ -71,6 +71,38 @@ func (pi procInfo) cwdWithin(dir string) bool {
 	return cwd == dir || strings.HasPrefix(cwd, dir+"/")
 }
 
+// fileID names a directory whatever path it is seen through.
+type fileID struct{ dev, ino uint64 }
+
+// dirID is dir's fileID; ok is false when it cannot be read.
+func dirID(dir string) (id fileID, ok bool) {
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{dev: st.Dev, ino: st.Ino}, true
+}
+
+// rootIs reports whether the process's root directory is the directory
+// id names. An isolated exec's processes all have the sandbox root as
+// their root, wherever they work: /proc shows their working directory in
+// the sandbox's own terms, so cwdWithin cannot find them.
+func (pi procInfo) rootIs(id fileID, ok bool) bool {
+	if !ok {
+		return false
+	}
+	got, found := dirID("/proc/" + strconv.Itoa(pi.pid) + "/root")
+	return found && got == id
+}
+
+// inSandbox matches the processes of the sandbox whose directory is dir:
+// by working directory (unisolated), root directory (isolated), or the
+// process groups this instance started.
+func inSandbox(dir string, groups map[int]uint64) func(procInfo) bool {
+	root, ok := dirID(dir + "/" + rootDir)
+	return func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) || pi.rootIs(root, ok) }
+}
+
 // killWhere SIGKILLs every live process that match selects, and all their
 // descendants, including those that left the process group with setsid. It
 // first stops them and re-reads the table until no new process appears, so

@@ -71,6 +71,9 @@ func expiredErr(id string, m *meta) error {
 // tag and no other owner-shaped one). An expired sandbox stays listed, as
 // expired, until it is terminated.
 func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]protocol.Sandbox, error) {
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(p.sandboxes)
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: %w", err)
@@ -121,6 +124,9 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 // "" when nobody does, or when its tags name more than one owner. An expired
 // sandbox still has its owner.
 func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
+	if err := p.Start(); err != nil {
+		return "", err
+	}
 	m, err := p.load(sandboxID)
 	if err != nil {
 		return "", err
@@ -130,6 +136,9 @@ func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (s
 
 // Terminate removes a sandbox and kills everything running in it.
 func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error) {
+	if err := p.Start(); err != nil {
+		return false, err
+	}
 	if !validID(sandboxID) {
 		return false, nil
 	}
@@ -171,6 +180,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	for ns := range spaces {
 		ns.close()
 	}
+	removeCgroups(id)
 	p.log.Info("sandbox "+reason, zap.String("sandbox_id", id))
 	return true, nil
 }
@@ -178,7 +188,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 // reap kills whatever still runs in a removed sandbox (an earlier instance's
 // execs, background children) and deletes its files.
 func (p *Provider) reap(dir string, groups map[int]uint64) {
-	killWhere(func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) })
+	killWhere(inSandbox(dir, groups))
 	if err := removeTree(dir); err != nil {
 		p.log.Warn("sandbox files left behind", zap.String("dir", dir), zap.Error(err))
 	}

@@ -68,8 +68,7 @@ func (p *Provider) end(id string) {
 	for pr := range procs {
 		pr.killTree()
 	}
-	dir := p.sandboxDir(id)
-	killWhere(func(pi procInfo) bool { return pi.cwdWithin(dir) || pi.inGroup(groups) })
+	killWhere(inSandbox(p.sandboxDir(id), groups))
 	p.log.Info("sandbox expired", zap.String("sandbox_id", id))
 }
 

@@ -88,6 +88,8 @@ func openWith(t *testing.T, state string, adjust func(*provider.Config)) *local.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	// The resident's first call, which starts the provider.
+	must(t, p.ApplyAuth(context.Background(), nil))
 	return p.(*local.Provider)
 }
 
@@ -101,10 +103,41 @@ func TestRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if info := p.Info(); info.Name != "local" || !info.Capabilities.Store || info.Capabilities.Isolation {
+	// Isolation is announced where bwrap works (TestIsolationAnnounced).
+	if info := p.Info(); info.Name != "local" || !info.Capabilities.Store || info.Capabilities.Isolation != bwrapInstalled() {
 		t.Fatalf("Info() = %+v", info)
 	}
 	if provider.Summary("local") == "" {
 		t.Error("no summary")
+	}
+}
+
+// TestNewHasNoSideEffects: building a provider touches nothing; ApplyAuth,
+// the provider's first call, starts it (state directories, leftovers).
+func TestNewHasNoSideEffects(t *testing.T) {
+	fresh := t.TempDir()
+	p, err := local.New(provider.Config{StateDir: fresh, Logger: zaptest.NewLogger(t)})
+	must(t, err)
+	t.Cleanup(func() { p.Close() })
+	if entries, _ := os.ReadDir(fresh); len(entries) != 0 {
+		t.Fatalf("New made %v in a fresh state dir", entries)
+	}
+	must(t, p.ApplyAuth(context.Background(), nil))
+	if _, err := os.Stat(filepath.Join(fresh, "local", "sandboxes")); err != nil {
+		t.Errorf("ApplyAuth did not start the provider: %v", err)
+	}
+
+	state := t.TempDir()
+	leftover := filepath.Join(state, "local", "trash", "lcl-0000000000000000-x")
+	must(t, os.MkdirAll(leftover, 0o700))
+	p, err = local.New(provider.Config{StateDir: state, Logger: zaptest.NewLogger(t)})
+	must(t, err)
+	t.Cleanup(func() { p.Close() })
+	if _, err := os.Stat(leftover); err != nil {
+		t.Fatalf("New reaped a leftover: %v", err)
+	}
+	must(t, p.ApplyAuth(context.Background(), nil))
+	if _, err := os.Stat(leftover); err == nil {
+		t.Error("ApplyAuth left a half-removed sandbox in the trash")
 	}
 }

@@ -45,15 +45,18 @@ type process struct {
 	err    error
 }
 
+var _ provider.Process = (*process)(nil)
+
 // statusFD is the descriptor bwrap gets for --json-status-fd:
 // cmd.ExtraFiles[0].
 const statusFD = 3
 
 // startOptions are what start needs of the request besides the command.
 type startOptions struct {
-	stdin     bool // the host streams stdin
-	isolated  bool // cmd runs bwrap, which reports its namespace on statusFD
-	exclusive bool // kill every other process of the sandbox first
+	stdin     bool     // the host streams stdin
+	isolated  bool     // cmd runs bwrap, which reports its namespace on statusFD
+	exclusive bool     // kill every other process of the sandbox first
+	cgroups   []string // the sandbox's cgroups (its limits), entered at fork
 }
 
 func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, opts startOptions) (*process, error) {
@@ -122,7 +125,7 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 			return nil, err
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startInCgroups(opts.cgroups, cmd.Start); err != nil {
 		p.mu.Unlock()
 		closeAll(append(parentEnds, childEnds...))
 		if errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOENT) {
@@ -153,6 +156,7 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 	}
 	pr.stdout = newOutputReader(outR)
 	pr.stderr = newOutputReader(errR)
+	oomBefore := oomKills(opts.cgroups)
 	stopKill := context.AfterFunc(ctx, pr.killTree)
 	go func() {
 		waitExit(pid)
@@ -162,6 +166,9 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		stopKill()
 		pr.status, pr.err = exitStatus(cmd.Wait(), pr.isolated)
 		pr.status.Killed = pr.evicted.Load()
+		// The limit is the sandbox's, as a container's is: a kill of it
+		// while this exec ran, and this exec ended by SIGKILL, is this one.
+		pr.status.OOMKilled = pr.status.Signal == "SIGKILL" && oomBefore >= 0 && oomKills(opts.cgroups) > oomBefore
 		if pr.statusR != nil {
 			_ = pr.statusR.Close()
 		}

@@ -22,9 +22,11 @@ import (
 const Version = "0.1.0"
 
 func init() {
-	provider.Register("local", "host processes in per-sandbox directories; no daemon, no isolation (development and trusted code only)", New)
+	provider.Register("local", "host processes in per-sandbox directories, in namespaces of their own under bubblewrap; no daemon (development and trusted code)", New)
 }
 
+// Every interface local implements, optional ones included: a signature
+// that drifts from one would otherwise turn the feature off silently.
 var (
 	_ provider.Provider   = (*Provider)(nil)
 	_ provider.Store      = (*Provider)(nil)
@@ -47,6 +49,9 @@ type Provider struct {
 	isolateOnce sync.Once
 	bwrap       string // bwrap's path once found working; "" runs execs unisolated
 
+	startOnce sync.Once
+	startErr  error // why Start could not make the state directories
+
 	mu         sync.Mutex
 	closed     bool
 	running    map[string]map[*process]struct{}      // sandbox id -> live execs
@@ -58,8 +63,8 @@ type Provider struct {
 }
 
 // New builds a local provider keeping its state under cfg.StateDir/local.
-// It reaps what an earlier instance left half done (a create or terminate cut
-// short by a crash) and arms lifetime timers for the sandboxes that exist.
+// It has no side effects (resident --help builds none, but a host of the
+// registry may build one only to read its Info): Start does the rest.
 func New(cfg provider.Config) (provider.Provider, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("local: a state directory is required")
@@ -89,17 +94,32 @@ func New(cfg provider.Config) (provider.Provider, error) {
 	if p.now == nil {
 		p.now = time.Now
 	}
-	for _, dir := range []string{p.sandboxes, p.volumes, p.volumeMeta, p.trash} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("local: state dir: %w", err)
-		}
-	}
-	p.recover()
 	return p, nil
 }
 
-// Info says what local offers: the store, write_file and stdin, but no
-// isolation and no enforcement of network, CPU, memory or read-only volumes.
+// Start makes the state directories, finishes what an earlier instance
+// left half done (a create or terminate cut short by a crash) and arms the
+// lifetime timers of the sandboxes that exist. ApplyAuth, the provider's
+// first call, runs it, as Docker starts its sweep there; every call that
+// needs the state runs it too, for an embedder that calls Create first.
+// Once only; after Close it makes the directories but arms nothing.
+func (p *Provider) Start() error {
+	p.startOnce.Do(func() {
+		for _, dir := range []string{p.sandboxes, p.volumes, p.volumeMeta, p.trash} {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				p.startErr = fmt.Errorf("local: state dir: %w", err)
+				return
+			}
+		}
+		p.recover()
+	})
+	return p.startErr
+}
+
+// Info says what local offers: the store, write_file and stdin, isolation
+// where bwrap works (it is probed once, here if nothing did yet), and no
+// enforcement of CPU, memory or read-only volumes. network_control stays
+// false: spec.network is "host" or loopback only, not a choice of network.
 func (p *Provider) Info() provider.Info {
 	return provider.Info{
 		Name:    "local",
@@ -108,6 +128,9 @@ func (p *Provider) Info() provider.Info {
 			Store:     true,
 			WriteFile: true,
 			Stdin:     true,
+			Isolation: p.isolated(),
+			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
+			ResourceLimits: limitsEnforced(),
 		},
 	}
 }
@@ -134,8 +157,9 @@ var tokenPatterns = sync.OnceValue(func() []hardening.TokenPattern {
 	}
 })
 
-// ApplyAuth accepts and ignores credentials: local has no backend to log in to.
-func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error { return nil }
+// ApplyAuth ignores credentials (local has no backend to log in to) and
+// starts the provider (Start).
+func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error { return p.Start() }
 
 // OnUnauthorized is a no-op: nothing local can ever become unauthorized.
 func (p *Provider) OnUnauthorized(hook func(reason string)) {}

@@ -47,6 +47,9 @@ func (p *Provider) rootOf(id string) string     { return filepath.Join(p.sandbox
 // Create builds the sandbox under a staging name and renames it into place
 // only when it is complete: a crash mid-create leaves nothing listed.
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := p.Start(); err != nil {
+		return "", err
+	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -59,7 +62,11 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if spec.LifetimeS < 0 {
 		return "", protocol.Errorf(protocol.KindInvalidRequest, "sandbox create: lifetime_s must not be negative")
 	}
-	mounts, err := checkMounts(spec.Volumes, spec.Workdir)
+	isolated := p.isolated()
+	if spec.RequireIsolation && !isolated {
+		return "", protocol.Errorf(protocol.KindInvalidRequest, "spec.require_isolation: local runs unisolated here (it needs Linux and a working bubblewrap; the resident logged why at start)")
+	}
+	mounts, err := checkMounts(spec.Volumes, spec.Workdir, isolated)
 	if err != nil {
 		return "", err
 	}
@@ -86,7 +93,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 
 	staging := filepath.Join(p.sandboxes, stagingName+id)
-	if err := p.build(staging, m, volumeDirs); err != nil {
+	if err := p.build(staging, m, volumeDirs, isolated); err != nil {
 		_ = os.RemoveAll(staging)
 		return "", fmt.Errorf("sandbox create: %w", err)
 	}
@@ -99,10 +106,11 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	return id, nil
 }
 
-// build lays out a sandbox in dir: the root, links to its volumes (at
+// build lays out a sandbox in dir: the root, the mount points of its
+// volumes (isolated: bwrap binds each volume there) or links to them (at
 // volumeDirs, in the order of m.Spec.Volumes), the workdir and finally
 // meta.json.
-func (p *Provider) build(dir string, m *meta, volumeDirs []string) error {
+func (p *Provider) build(dir string, m *meta, volumeDirs []string, isolated bool) error {
 	root := filepath.Join(dir, rootDir)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
@@ -122,9 +130,16 @@ func (p *Provider) build(dir string, m *meta, volumeDirs []string) error {
 				return fmt.Errorf("volume %s: %w", v.Name, err)
 			}
 		}
-		// A symlink is the only way to show a directory elsewhere without
-		// privileges. Paths through it are resolved by p.resolve, not by
-		// following the link, which os.Root would (rightly) refuse.
+		if isolated {
+			if err := r.Mkdir(v.Path, 0o755); err != nil {
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			continue
+		}
+		// Unisolated, a symlink is the only way to show a directory
+		// elsewhere without privileges. Paths through it are resolved by
+		// p.resolve, not by following the link, which os.Root would
+		// (rightly) refuse.
 		if err := r.Symlink(volume, v.Path); err != nil {
 			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
@@ -143,12 +158,13 @@ func (p *Provider) build(dir string, m *meta, volumeDirs []string) error {
 }
 
 // checkMounts validates spec.volumes and returns them with their paths
-// relative to the sandbox root. A mount path must be relative, and it is
-// taken in the work directory: local does not isolate, so a command that
-// opens an absolute path such as /data opens the host's /data, never the
-// volume, and a mount promising /data would be a lie (until local has a
-// mount namespace of its own).
-func checkMounts(volumes []protocol.VolumeMount, workdir string) ([]protocol.VolumeMount, error) {
+// relative to the sandbox root; a relative mount path is taken in the work
+// directory. Isolated, an absolute path is the path commands see (the
+// volume is bound there), except over a host system directory, /proc or
+// /dev. Unisolated, a command that opens an absolute path such as /data
+// opens the host's /data, never the volume, so a mount promising /data
+// would be a lie: only relative paths are taken.
+func checkMounts(volumes []protocol.VolumeMount, workdir string, isolated bool) ([]protocol.VolumeMount, error) {
 	out := make([]protocol.VolumeMount, 0, len(volumes))
 	for _, v := range volumes {
 		switch {
@@ -156,14 +172,17 @@ func checkMounts(volumes []protocol.VolumeMount, workdir string) ([]protocol.Vol
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume name %q must be 1-64 characters of A-Za-z0-9._- (not . or ..)", v.Name)
 		case v.ReadOnly:
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: the local provider cannot enforce read_only (capabilities.read_only_volumes is false); mount it read-write or use an isolating provider", v.Name)
-		case path.IsAbs(v.Path):
-			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q is absolute, but local does not isolate: a command that opens %s opens the host's %s, not the volume; give a relative path such as %q, taken in the work directory", v.Name, v.Path, v.Path, v.Path, strings.TrimLeft(v.Path, "/"))
-		case v.Path == "" || path.Clean(v.Path) == "." || slices.Contains(strings.Split(v.Path, "/"), ".."):
-			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q must name a directory below the work directory, without \"..\"", v.Name, v.Path)
+		case path.IsAbs(v.Path) && !isolated:
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q is absolute, but local runs unisolated here (bubblewrap is missing): a command that opens %s opens the host's %s, not the volume; give a relative path such as %q, taken in the work directory", v.Name, v.Path, v.Path, v.Path, strings.TrimLeft(v.Path, "/"))
+		case v.Path == "" || path.Clean(v.Path) == "." || path.Clean(v.Path) == "/" || slices.Contains(strings.Split(v.Path, "/"), ".."):
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q must name a directory below the sandbox root, without \"..\"", v.Name, v.Path)
 		}
 		v.Path = workRel(workdir, v.Path)
 		if v.Path == "." {
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path must name a directory below the sandbox root", v.Name)
+		}
+		if isolated && reservedMountPoint(v.Path) {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "volume %q: path %q is, or holds, a host system directory, /proc or /dev of the sandbox", v.Name, "/"+v.Path)
 		}
 		for _, other := range out {
 			_, inside := within(v.Path, other.Path)

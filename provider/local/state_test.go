@@ -138,16 +138,25 @@ func TestCreateRefusals(t *testing.T) {
 	state := t.TempDir()
 	p := open(t, state)
 	c := context.Background()
-	for name, spec := range map[string]protocol.Spec{
-		"read-only volume":     {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data", ReadOnly: true}}},
-		"bad volume name":      {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "data"}}},
-		"dot volume name":      {Volumes: []protocol.VolumeMount{{Name: "..", Path: "data"}}},
-		"volume at root":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "."}}},
-		"volume climbing out":  {Volumes: []protocol.VolumeMount{{Name: "v", Path: "../data"}}},
-		"nested volumes":       {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data"}, {Name: "w", Path: "data/x"}}},
-		"absolute volume path": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}}},
-		"negative life":        {LifetimeS: -1},
-	} {
+	refusals := map[string]protocol.Spec{
+		"read-only volume":    {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data", ReadOnly: true}}},
+		"bad volume name":     {Volumes: []protocol.VolumeMount{{Name: "../v", Path: "data"}}},
+		"dot volume name":     {Volumes: []protocol.VolumeMount{{Name: "..", Path: "data"}}},
+		"volume at root":      {Volumes: []protocol.VolumeMount{{Name: "v", Path: "."}}},
+		"volume at /":         {Volumes: []protocol.VolumeMount{{Name: "v", Path: "/"}}},
+		"volume climbing out": {Volumes: []protocol.VolumeMount{{Name: "v", Path: "../data"}}},
+		"nested volumes":      {Volumes: []protocol.VolumeMount{{Name: "v", Path: "data"}, {Name: "w", Path: "data/x"}}},
+		"negative life":       {LifetimeS: -1},
+	}
+	if bwrapInstalled() {
+		// Isolated, an absolute path is honoured, but not over what the
+		// sandbox's view needs.
+		refusals["volume over /usr"] = protocol.Spec{Volumes: []protocol.VolumeMount{{Name: "v", Path: "/usr/local"}}}
+		refusals["volume at /proc"] = protocol.Spec{Volumes: []protocol.VolumeMount{{Name: "v", Path: "/proc"}}}
+	} else {
+		refusals["absolute volume path"] = protocol.Spec{Volumes: []protocol.VolumeMount{{Name: "v", Path: "/data"}}}
+	}
+	for name, spec := range refusals {
 		_, err := p.Create(c, spec, owner, nil)
 		if protocol.KindOf(err) != protocol.KindInvalidRequest {
 			t.Errorf("%s: Create = %v; want invalid_request", name, err)
@@ -156,8 +165,8 @@ func TestCreateRefusals(t *testing.T) {
 		if name == "read-only volume" && !strings.Contains(err.Error(), "read_only") {
 			t.Errorf("read-only refusal does not say why: %v", err)
 		}
-		// A command writing /data would write the host's /data, never the
-		// volume: the refusal must say so, and what to give instead.
+		// Unisolated, a command writing /data would write the host's /data,
+		// never the volume: the refusal must say so, and what to give instead.
 		if name == "absolute volume path" && !(strings.Contains(err.Error(), "host's") && strings.Contains(err.Error(), "relative")) {
 			t.Errorf("absolute path refusal does not say why: %v", err)
 		}

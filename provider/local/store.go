@@ -25,6 +25,9 @@ const listBatch = 256
 // A volume with no record (made by hand) has its directory's mtime as
 // created_at.
 func (p *Provider) ListVolumes(ctx context.Context, owner provider.Owner) ([]protocol.Volume, error) {
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(p.volumes)
 	if err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
@@ -73,6 +76,9 @@ func (p *Provider) openVolume(owner provider.Owner, name string) (*os.File, erro
 // volume, reading it in batches and stopping as soon as it knows there are
 // more. Entries are described without following symlinks.
 func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
+	if err := p.Start(); err != nil {
+		return nil, false, err
+	}
 	rel, err := storeRel(dirPath)
 	if err != nil {
 		return nil, false, err
@@ -142,6 +148,9 @@ func describe(dir *os.File, e fs.DirEntry) protocol.DirEntry {
 // ReadFile opens a regular file in a volume for streaming. The file stays
 // readable after the volume's directory is closed.
 func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, filePath string) (io.ReadCloser, error) {
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
 	rel, err := storeRel(filePath)
 	if err != nil {
 		return nil, err
