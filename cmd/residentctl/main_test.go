@@ -134,8 +134,8 @@ func TestKeepLsExecCpRm(t *testing.T) {
 	if err := os.WriteFile(local, []byte("#!/bin/sh\nprintf 'tool \\001\\377'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctl(t, state, nil, "cp", local, id+":/bin/tool").want(t, 0, "")
-	ctl(t, state, nil, "exec", id, "--", "./bin/tool").want(t, 0, "tool \x01\xff")
+	ctl(t, state, nil, "cp", local, id+":/scripts/tool").want(t, 0, "")
+	ctl(t, state, nil, "exec", id, "--", "./scripts/tool").want(t, 0, "tool \x01\xff")
 	ctl(t, state, []byte("piped in"), "cp", "-", id+":/note").want(t, 0, "")
 	ctl(t, state, []byte("ignored"), "exec", id, "-i", "--", "sh", "-c", "cat note; cat").want(t, 0, "piped inignored")
 
