@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // TestProviderStderrIsScrubbed: a provider that prints the credentials it
@@ -55,5 +56,18 @@ func TestProviderStderrIsScrubbed(t *testing.T) {
 		if strings.Contains(out, canary) {
 			t.Errorf("the canary reached the resident's %s", name)
 		}
+	}
+}
+
+// TestCredentialPartsCrossTheProtocol: the secrets a provider finds inside
+// a credential (a Docker config's decoded auth) reach the parent's scrubber.
+func TestCredentialPartsCrossTheProtocol(t *testing.T) {
+	p, err := openFake(t, "none", DefaultCallTimeout, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.(provider.CredentialSecrets).CredentialSecrets("k", "v")
+	if len(got) != 1 || got[0] != "k:v-derived" {
+		t.Fatalf("CredentialSecrets over the wire = %q", got)
 	}
 }

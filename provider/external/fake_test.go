@@ -80,6 +80,10 @@ func (f *faulty) ApplyAuth(ctx context.Context, creds map[string]string) error {
 	return f.Provider.ApplyAuth(ctx, creds)
 }
 
+func (f *faulty) CredentialSecrets(key, value string) []string {
+	return []string{key + ":" + value + "-derived"}
+}
+
 // faulty wraps a provider with the faults that need its calls.
 type faulty struct {
 	provider.Provider

@@ -68,10 +68,11 @@ type Provider struct {
 }
 
 var (
-	_ provider.Provider      = (*Provider)(nil)
-	_ provider.Store         = (*Provider)(nil)
-	_ provider.FileWriter    = (*Provider)(nil)
-	_ provider.FixedOwnerKey = (*Provider)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Store             = (*Provider)(nil)
+	_ provider.FileWriter        = (*Provider)(nil)
+	_ provider.FixedOwnerKey     = (*Provider)(nil)
+	_ provider.CredentialSecrets = (*Provider)(nil)
 )
 
 // New starts the program in cfg.Args and runs the handshake: the resident
@@ -137,6 +138,18 @@ func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }
 // OwnerKey is the fixed owner tag key the provider writes, "" when it takes
 // the resident's.
 func (p *Provider) OwnerKey() string { return p.described.OwnerKey }
+
+// CredentialSecrets asks the provider for the secrets inside a credential
+// value in its own format; a provider without auth/secrets has none.
+func (p *Provider) CredentialSecrets(key, value string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), p.callTimeout)
+	defer cancel()
+	var res wire.AuthSecretsResult
+	if err := p.call(ctx, wire.MethodAuthSecrets, wire.AuthSecretsParams{Key: key, Value: value}, &res); err != nil {
+		return nil
+	}
+	return res.Secrets
+}
 
 func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error {
 	p.mu.Lock()

@@ -156,6 +156,16 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 			return nil, err
 		}
 		return wire.Empty{}, s.prov.ApplyAuth(ctx, p.Credentials)
+	case wire.MethodAuthSecrets:
+		p, err := decode[wire.AuthSecretsParams](req)
+		if err != nil {
+			return nil, err
+		}
+		out := wire.AuthSecretsResult{Secrets: []string{}}
+		if cs, ok := s.prov.(provider.CredentialSecrets); ok {
+			out.Secrets = append(out.Secrets, cs.CredentialSecrets(p.Key, p.Value)...)
+		}
+		return out, nil
 	case wire.MethodCreate:
 		p, err := decode[wire.CreateParams](req)
 		if err != nil {

@@ -17,6 +17,7 @@ const DescribeEnv = "RESIDENT_PROVIDER_DESCRIBE"
 const (
 	MethodInitialize   = "initialize"
 	MethodAuthApply    = "auth/apply"
+	MethodAuthSecrets  = "auth/secrets"
 	MethodCreate       = "sandbox/create"
 	MethodListOwned    = "sandbox/list_owned"
 	MethodReadOwner    = "sandbox/read_owner"
@@ -82,6 +83,18 @@ type Owner struct {
 
 type AuthApplyParams struct {
 	Credentials map[string]string `json:"credentials"`
+}
+
+// AuthSecretsParams ask which secrets hide inside one credential value in
+// the provider's own format (a Docker config's base64 auth), so the
+// resident scrubs those parts too. Optional: method-not-found means none.
+type AuthSecretsParams struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type AuthSecretsResult struct {
+	Secrets []string `json:"secrets"`
 }
 
 type CreateParams struct {
