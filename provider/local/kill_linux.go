@@ -3,15 +3,17 @@
 package local
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"github.com/resident-dev/resident/internal/procfs"
 )
 
-// procInfo is one line of the process table, read from /proc/<pid>/stat.
+// procInfo is one line of the process table (internal/procfs, the parser
+// the keeper shares).
 type procInfo struct {
 	pid, ppid, pgid int
 	start           uint64 // clock ticks after boot: tells a reused pid apart
@@ -19,35 +21,16 @@ type procInfo struct {
 }
 
 func readProc(pid int) (procInfo, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, ok := procfs.ReadStat(pid)
+	if !ok {
 		return procInfo{}, false
 	}
-	// The command name is in parentheses and may hold spaces or ')': the
-	// fields start after the last ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 { // state ppid pgrp session tty tpgid flags ... starttime is field 22
-		return procInfo{}, false
-	}
-	pi := procInfo{pid: pid, zombie: f[0] == "Z" || f[0] == "X"}
-	pi.ppid, _ = strconv.Atoi(f[1])
-	pi.pgid, _ = strconv.Atoi(f[2])
-	pi.start, _ = strconv.ParseUint(f[19], 10, 64)
-	return pi, true
+	return procInfo{pid: pid, ppid: st.PPID, pgid: st.PGID, start: st.Start, zombie: st.Zombie()}, true
 }
 
 func snapshot() map[int]procInfo {
 	procs := map[int]procInfo{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range procfs.PIDs() {
 		if pi, ok := readProc(pid); ok {
 			procs[pid] = pi
 		}

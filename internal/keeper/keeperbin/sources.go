@@ -11,7 +11,7 @@ import (
 
 // SourceDirs are the packages the keeper is built from, relative to this
 // package's directory.
-var SourceDirs = []string{"../cmd/keeper", "../keeperproto", "../../beneath"}
+var SourceDirs = []string{"../cmd/keeper", "../keeperproto", "../../beneath", "../../procfs"}
 
 // HashSources hashes the non-test Go files of SourceDirs under dir (this
 // package's directory): the generator records it, a test compares it.

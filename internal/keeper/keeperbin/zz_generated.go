@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "ddd03a4414c882d47f413276c03325c4a6b7baa373f9788e0376238c4bc7367a"
+const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+	"github.com/resident-dev/resident/internal/procfs"
 )
 
 // treeKiller kills every process of the exec once triggered, from
@@ -75,23 +76,15 @@ func killTree(root int) {
 // descendants lists the live (non-zombie) processes below root, from /proc
 // of the sandbox's own pid namespace.
 func descendants(root int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	children := map[int][]int{}
 	live := map[int]bool{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		ppid, state, ok := procStat(pid)
+	for _, pid := range procfs.PIDs() {
+		st, ok := procfs.ReadStat(pid)
 		if !ok {
 			continue
 		}
-		children[ppid] = append(children[ppid], pid)
-		live[pid] = state != 'Z' && state != 'X'
+		children[st.PPID] = append(children[st.PPID], pid)
+		live[pid] = !st.Zombie()
 	}
 	var out []int
 	queue := []int{root}
@@ -106,26 +99,6 @@ func descendants(root int) []int {
 		}
 	}
 	return out
-}
-
-// procStat reads the parent and state of pid. The command name in
-// /proc/PID/stat may hold spaces and parentheses, so fields are counted from
-// the last ')'.
-func procStat(pid int) (ppid int, state byte, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return 0, 0, false
-	}
-	fields := bytes.Fields(data[i+1:])
-	if len(fields) < 2 {
-		return 0, 0, false
-	}
-	ppid, err = strconv.Atoi(string(fields[1]))
-	return ppid, fields[0][0], err == nil
 }
 
 // killCmd finds the "run" keeper started with -token T and kills its tree,
