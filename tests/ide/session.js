@@ -30,7 +30,37 @@ let logs = '';
 child.stderr.on('data', (chunk) => { logs = (logs + chunk).slice(-16384); });
 const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
 
-const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+const raw = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+
+// The wire comes from docs/protocol.schema.json (generated from the Go
+// types), not from names copied by hand: a request the schema does not
+// know, a params key or a result key outside its definition, fails.
+const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'protocol.schema.json'), 'utf8'));
+function definition(ref) {
+  return schema.$defs[ref.$ref.replace('#/$defs/', '')];
+}
+function checkKeys(what, value, def) {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return;
+  for (const key of Object.keys(value)) {
+    assert.ok(def.properties && key in def.properties, `${what}: "${key}" is not in the schema`);
+  }
+}
+const conn = {
+  onNotification(method, handler) {
+    assert.ok(method in schema.notifications, `notification ${method} is not in the schema`);
+    return raw.onNotification(method, (p) => { checkKeys(method, p, definition(schema.notifications[method].params)); handler(p); });
+  },
+  async sendRequest(method, ...args) {
+    const entry = schema.methods[method];
+    assert.ok(entry, `method ${method} is not in the schema`);
+    if (args.length) checkKeys(`${method} params`, args[0], definition(entry.params));
+    const result = await raw.sendRequest(method, ...args);
+    checkKeys(`${method} result`, result, definition(entry.result));
+    return result;
+  },
+  listen() { raw.listen(); },
+  dispose() { raw.dispose(); },
+};
 
 // exec/output, collected per exec and stream; waiters re-check on each chunk.
 const output = new Map();
