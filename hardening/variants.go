@@ -29,6 +29,9 @@ func formsOf(value string) []string {
 		}
 		return nestAll(set)
 	}
+	// The value as given first: with mixed line endings it is neither its
+	// LF nor its CRLF spelling.
+	spellAll(set, value)
 	lf := strings.ReplaceAll(value, "\r\n", "\n")
 	trimmed := strings.TrimRight(lf, "\n")
 	for _, whole := range []string{lf, trimmed} {
