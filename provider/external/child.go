@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -93,8 +94,8 @@ func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*ch
 			err = <-exited
 		}
 		switch {
-		case stream.readErr != nil && !errors.Is(stream.readErr, io.EOF) && !errors.Is(stream.readErr, os.ErrClosed):
-			c.cause = fmt.Errorf("it broke the protocol on stdout (only frames may go there): %v", stream.readErr)
+		case stream.readError() != nil && !errors.Is(stream.readError(), io.EOF) && !errors.Is(stream.readError(), os.ErrClosed):
+			c.cause = fmt.Errorf("it broke the protocol on stdout (only frames may go there): %v", stream.readError())
 		case err != nil:
 			c.cause = fmt.Errorf("it exited: %v", err)
 		default:
@@ -105,10 +106,19 @@ func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*ch
 	return c, nil
 }
 
-// childStream remembers why reading ended, to tell junk from an exit.
+// childStream remembers why reading ended, to tell junk from an exit. The
+// read loop sets it while the supervisor may already be looking (a kill
+// closes the connection under the loop), so it is guarded.
 type childStream struct {
 	*wire.Stream
+	mu      sync.Mutex
 	readErr error
+}
+
+func (s *childStream) readError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readErr
 }
 
 func (s *childStream) ReadObject(v any) error {
@@ -118,7 +128,9 @@ func (s *childStream) ReadObject(v any) error {
 		if errors.As(err, &syntax) {
 			err = fmt.Errorf("a frame that is not JSON: %w", err)
 		}
+		s.mu.Lock()
 		s.readErr = err
+		s.mu.Unlock()
 	}
 	return err
 }

@@ -90,7 +90,15 @@ func (p *Provider) spawn(ctx context.Context) (*child, error) {
 		c.kill()
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "provider %s speaks protocol %d, not %d", p.name, res.ProtocolVersion, wire.Version)
 	}
-	p.described = &res
+	// The first handshake describes the provider for the whole session (the
+	// host was told its name, capabilities and secrets); a restarted child
+	// is not allowed to change them, and Info reads this without a lock.
+	if p.described == nil {
+		p.described = &res
+	} else if res.Name != p.described.Name || res.Capabilities != p.described.Capabilities {
+		p.logger().Warn("a restarted provider describes itself differently; the first description stays",
+			stringField("name", res.Name))
+	}
 	if p.creds != nil {
 		if err := p.callOn(ctx, c, wire.MethodAuthApply, wire.AuthApplyParams{Credentials: p.creds}, nil); err != nil {
 			c.kill()
