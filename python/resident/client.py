@@ -226,7 +226,18 @@ class Client:
                 self._proc.stdin.write(frame)
                 self._proc.stdin.flush()
             except (BrokenPipeError, ValueError, OSError):
-                raise self._ended or ResidentExited("the resident is gone") from None
+                pass
+            else:
+                return
+        # The resident closed its stdin: say why it ended, which the reader
+        # learns from its exit code a moment later (3: credentials expired).
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout=15)
+        if self._ended is not None:
+            raise self._ended
+        if self._expired_message is not None:
+            raise CredentialsExpired(self._expired_message)
+        raise ResidentExited("the resident is gone")
 
     def _notify(self, method: str, params: Dict[str, Any]) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
