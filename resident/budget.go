@@ -102,24 +102,13 @@ func (h *hold) keep(n int64, waits bool) bool {
 // written. A host that reads its answers thus finds the bytes free when an
 // answer arrives, and one that stops reading them stops the resident
 // reading its requests once their overheads fill the budget.
-func (h *hold) settle() {
-	if h == nil {
-		return
-	}
-	b := h.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if h.waiting {
-		b.waiting -= h.n
-		h.waiting = false
-	}
-	keep := min(h.n, requestOverhead)
-	b.releaseLocked(h.n - keep)
-	h.n = keep
-}
+func (h *hold) settle() { h.shrinkTo(requestOverhead) }
 
 // release gives the hold back.
-func (h *hold) release() {
+func (h *hold) release() { h.shrinkTo(0) }
+
+// shrinkTo leaves the waiting share and keeps at most keep bytes.
+func (h *hold) shrinkTo(keep int64) {
 	if h == nil {
 		return
 	}
@@ -130,8 +119,9 @@ func (h *hold) release() {
 		b.waiting -= h.n
 		h.waiting = false
 	}
-	b.releaseLocked(h.n)
-	h.n = 0
+	keep = min(h.n, keep)
+	b.releaseLocked(h.n - keep)
+	h.n = keep
 }
 
 func (b *hostBudget) releaseLocked(n int64) {
