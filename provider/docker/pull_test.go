@@ -16,6 +16,7 @@ import (
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/docker/dockertest"
 )
 
 // startRegistry serves Debian's docker-registry on loopback; the engine
@@ -74,7 +75,7 @@ func TestCreatePullsWithProgress(t *testing.T) {
 	_, _ = rand.Read(noise)
 	busybox, _ := os.ReadFile("/usr/bin/busybox")
 	layer := tarOf(tarDir("bin", 0o755), tarFile("bin/busybox", busybox, 0o755), symlinkEntry("bin/sh", "busybox"), symlinkEntry("bin/echo", "busybox"), tarFile("noise", noise, 0o644))
-	if err := importImage(p.cli, ref, layer); err != nil {
+	if err := dockertest.ImportImage(p.cli, ref, layer); err != nil {
 		t.Fatal(err)
 	}
 	push, err := p.cli.ImagePush(ctx, ref, client.ImagePushOptions{RegistryAuth: "e30="}) // "{}": anonymous

@@ -50,7 +50,7 @@ func ImportBusybox(cli *client.Client, bin string) (busybox, noShell string, err
 	busybox = "resident-test/busybox:" + tag
 	noShell = "resident-test/noshell:" + tag
 	for ref, entries := range map[string][]entry{busybox: full, noShell: bare} {
-		if err := importImage(cli, ref, tarOf(entries)); err != nil {
+		if err := ImportImage(cli, ref, tarOf(entries)); err != nil {
 			return "", "", err
 		}
 	}
@@ -97,7 +97,9 @@ func tarOf(entries []entry) []byte {
 	return buf.Bytes()
 }
 
-func importImage(cli *client.Client, ref string, layer []byte) error {
+// ImportImage makes image ref from one tar layer, with PATH=/bin, unless
+// the engine already has it.
+func ImportImage(cli *client.Client, ref string, layer []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
