@@ -1,0 +1,21 @@
+// Package channel is the resident's side of the keeper channel: one
+// long-lived, multiplexed connection to the keeper that is a sandbox's
+// init ("keeper serve"), carrying every exec (stdin, stdout, stderr,
+// signals, resize, exit status) and file operation of that sandbox.
+//
+// It knows nothing of the transport: Open takes an io.ReadWriteCloser
+// (Docker's attach stream, a Unix socket, a pod's attach stream, a pipe
+// in tests). The frames are keeperproto's (frame.go, messages.go).
+//
+// Rules the callers rely on:
+//   - Open takes the channel over: the keeper bumps its lease generation
+//     and refuses every frame of an older one, telling its sender, whose
+//     Conn then fails with ErrFenced (which is ErrBroken too).
+//   - Each exec's output has its own credit window: a caller that stops
+//     reading one exec stalls that exec only; memory stays bounded.
+//   - A broken channel fails every open exec and call with ErrBroken
+//     (providers answer transient); Done is closed and Err says why. The
+//     caller opens a new Conn for the next exec.
+//   - Execs not started with Detach are killed (their whole tree) when
+//     the channel that started them breaks or is taken over.
+package channel
