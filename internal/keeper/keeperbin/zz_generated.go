@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"
+const BuiltFrom = "503fd113db6d2623bf669b50df1e8b15fd30df8f4a57d8c9239f145b4bcf9b7d"
