@@ -2,14 +2,19 @@ package channel
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
-	"time"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
-)
 
-var errUnimplemented = errors.New("keeper channel: unimplemented")
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
 
 // DefaultWindow is the per-stream credit when Options.Window is 0.
 const DefaultWindow = 256 << 10
@@ -25,7 +30,25 @@ type Options struct {
 }
 
 // Conn is one holder's channel to one keeper.
-type Conn struct{}
+type Conn struct {
+	rw      io.ReadWriteCloser
+	log     *zap.Logger
+	window  int
+	welcome keeperproto.Welcome
+	gen     atomic.Uint64
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	mu      sync.Mutex
+	streams map[uint32]*cstream
+	next    uint32
+
+	done    chan struct{}
+	err     error
+	breakMu sync.Once
+	readers sync.WaitGroup
+}
 
 // Open takes the channel over rw: a hello that takes over (the keeper
 // bumps its lease generation; frames of any older generation are refused
@@ -33,134 +56,173 @@ type Conn struct{}
 // keeper supports. It returns once the keeper welcomed it, or ctx ended.
 // The Conn owns rw from then on and closes it on Close or when it breaks.
 func Open(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Conn, error) {
-	return nil, errUnimplemented
+	c := &Conn{rw: rw, log: o.Logger, window: o.Window, streams: map[uint32]*cstream{}, done: make(chan struct{})}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	if c.window <= 0 {
+		c.window = DefaultWindow
+	}
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	hello := keeperproto.Hello{Version: keeperproto.ChanVersion, Nonce: hex.EncodeToString(nonce[:])}
+	welcomed := make(chan keeperproto.Welcome, 1)
+	c.readers.Add(1)
+	go c.readLoop(hello.Nonce, welcomed)
+	if err := c.sendJSON(keeperproto.ChanHello, 0, hello); err != nil {
+		c.Close()
+		return nil, err
+	}
+	select {
+	case w := <-welcomed:
+		c.log.Debug("keeper channel open", zap.Uint64("generation", w.Generation), zap.Bool("protected", w.Protected))
+		return c, nil
+	case <-c.done:
+		err := c.Err()
+		c.Close()
+		return nil, err
+	case <-ctx.Done():
+		c.Close()
+		return nil, fmt.Errorf("keeper channel: hello: %w", ctx.Err())
+	}
 }
 
 // Generation is the lease generation this Conn holds.
-func (c *Conn) Generation() uint64 { return 0 }
+func (c *Conn) Generation() uint64 { return c.gen.Load() }
 
 // Protected reports whether the keeper runs protected (its own uid,
 // non-dumpable, execs marked); false when it was not started as root.
-func (c *Conn) Protected() bool { return false }
+func (c *Conn) Protected() bool { return c.welcome.Protected }
 
 // Supports reports whether the keeper announced a feature
 // (keeperproto.Feature*).
-func (c *Conn) Supports(feature string) bool { return false }
+func (c *Conn) Supports(feature string) bool { return slices.Contains(c.welcome.Features, feature) }
 
 // Done is closed when the channel broke or was closed.
-func (c *Conn) Done() <-chan struct{} { return nil }
+func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err is why Done closed (ErrBroken or ErrFenced, wrapping the cause);
 // nil while the channel works.
-func (c *Conn) Err() error { return errUnimplemented }
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
 
 // Close ends the channel: non-detached execs die with it (the keeper kills
-// their trees), detached ones go on.
-func (c *Conn) Close() error { return nil }
-
-// WindowSize is a terminal's size.
-type WindowSize struct{ Rows, Cols uint16 }
-
-// ExecSpec is one command to run in the sandbox.
-type ExecSpec struct {
-	Argv []string
-	// Env is the whole environment: the keeper adds nothing.
-	Env []string
-	// Cwd is the working directory; empty for the keeper's ("/").
-	Cwd string
-	// User is "", a name, a uid or uid:gid, resolved by the keeper in the
-	// sandbox's /etc/passwd and /etc/group; "" runs as the keeper was
-	// started (root, normally). A bare uid in neither file is fine.
-	User string
-	// TTY runs the command on a pseudo-terminal of this size: output on
-	// Stdout only, Stdin open.
-	TTY *WindowSize
-	// Stdin opens the command's stdin (Exec.Stdin); without it (and without
-	// TTY) stdin is /dev/null.
-	Stdin bool
-	// Exclusive kills every process of every other exec first.
-	Exclusive bool
-	// Deadline, unless zero, has the keeper kill the tree then.
-	Deadline time.Time
-	// Detach keeps the exec when the channel breaks or is taken over; its
-	// output is kept in a ring of Buffer bytes (0: 1 MiB) for Attach.
-	Detach bool
-	Buffer int64
+// their trees), detached ones go on. It waits for the Conn's reader.
+func (c *Conn) Close() error {
+	c.fail(fmt.Errorf("%w: closed", ErrBroken))
+	c.readers.Wait()
+	return nil
 }
 
-// Exec starts s and returns once it runs, or with a *StartError saying why
-// it cannot, or ErrBroken.
-func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
-	return nil, errUnimplemented
+// fail breaks the channel once: every stream fails with err.
+func (c *Conn) fail(err error) {
+	c.breakMu.Do(func() {
+		c.err = err
+		close(c.done)
+		_ = c.rw.Close()
+		c.mu.Lock()
+		streams := c.streams
+		c.streams = map[uint32]*cstream{}
+		c.mu.Unlock()
+		for _, st := range streams {
+			st.broken(err)
+		}
+	})
 }
 
-// Attach streams a detached exec's output from offset (bytes over stdout
-// and stderr together since it started): the kept part first, then live,
-// then its exit status. An offset older than the ring holds starts at the
-// oldest byte kept (AttachInfo.Offset says where). ErrUnknownExec for an
-// id the keeper does not hold.
-func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, AttachInfo, error) {
-	return nil, AttachInfo{}, errUnimplemented
+func (c *Conn) readLoop(nonce string, welcomed chan<- keeperproto.Welcome) {
+	defer c.readers.Done()
+	fr := keeperproto.NewFrameReader(c.rw)
+	for {
+		f, err := fr.Next()
+		if err != nil {
+			c.fail(fmt.Errorf("%w: %w", ErrBroken, err))
+			return
+		}
+		gen := c.gen.Load()
+		if gen == 0 {
+			var w keeperproto.Welcome
+			if f.Type == keeperproto.ChanWelcome && json.Unmarshal(f.Payload, &w) == nil && w.Nonce == nonce {
+				c.welcome = w
+				c.gen.Store(w.Generation)
+				welcomed <- w
+			}
+			continue // frames for an older holder, before our welcome
+		}
+		switch {
+		case f.Gen > gen:
+			c.log.Info("keeper channel taken over by another holder", zap.Uint64("generation", gen), zap.Uint64("theirs", f.Gen))
+			c.fail(ErrFenced)
+			return
+		case f.Gen < gen:
+			continue // for an older holder, on a merged stream
+		case f.Type == keeperproto.ChanFenced:
+			c.fail(ErrFenced)
+			return
+		}
+		c.mu.Lock()
+		st := c.streams[f.Stream]
+		c.mu.Unlock()
+		if st != nil {
+			st.deliver(f)
+		}
+	}
 }
 
-// AttachInfo is where an Attach starts.
-type AttachInfo struct {
-	Offset  int64 // the first byte that will be replayed
-	End     int64 // bytes produced so far
-	Buffer  int64 // the ring's size
-	Dropped int64 // bytes the ring let go before anyone read them
-	Running bool
-	Exit    *ExitStatus
+// send writes one frame of this Conn's generation; a failed write breaks
+// the channel.
+func (c *Conn) send(typ byte, stream uint32, payload []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.Err(); err != nil {
+		return err
+	}
+	var err error
+	c.wbuf, err = keeperproto.AppendFrame(c.wbuf[:0], keeperproto.Frame{Type: typ, Stream: stream, Gen: c.gen.Load(), Payload: payload})
+	if err != nil {
+		return err
+	}
+	if _, err := c.rw.Write(c.wbuf); err != nil {
+		c.fail(fmt.Errorf("%w: %w", ErrBroken, err))
+		return c.Err()
+	}
+	if cap(c.wbuf) > 4*keeperproto.MaxPayload {
+		c.wbuf = nil
+	}
+	return nil
 }
 
-// ExecInfo describes one detached exec of the sandbox.
-type ExecInfo struct {
-	ID       string
-	Argv     []string
-	Started  time.Time
-	Running  bool
-	Exit     *ExitStatus
-	End      int64 // bytes produced so far
-	Buffered int64 // bytes kept in the ring
-	Buffer   int64 // the ring's size
-	Dropped  int64
+func (c *Conn) sendJSON(typ byte, stream uint32, v any) error {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return c.send(typ, stream, payload)
 }
 
-// ListExecs lists the keeper's detached execs, running or ended.
-func (c *Conn) ListExecs(ctx context.Context) ([]ExecInfo, error) {
-	return nil, errUnimplemented
+// newStream registers a stream before its request goes out.
+func (c *Conn) newStream() (*cstream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	c.next++
+	st := newCStream(c, c.next)
+	c.streams[st.id] = st
+	return st, nil
 }
 
-// Entry is one directory entry.
-type Entry struct {
-	Name  string
-	Type  string // "file", "dir", "symlink", "other"
-	Size  int64
-	Mtime time.Time
-}
-
-// WriteFile writes r's bytes to path as user, atomically: a temporary file
-// beside it, renamed into place once all of r is in; a failed or cancelled
-// write leaves nothing. Missing parents are made 0755. mode nil: a new file
-// is 0644, an existing one keeps its mode. A *FileError says why not.
-func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user string, r io.Reader) error {
-	return errUnimplemented
-}
-
-// ReadFile streams path's bytes, read as user. The reader's Size method
-// (see File) tells the size announced at open.
-func (c *Conn) ReadFile(ctx context.Context, path, user string) (io.ReadCloser, error) {
-	return nil, errUnimplemented
-}
-
-// File is what ReadFile returns.
-type File interface {
-	io.ReadCloser
-	Size() int64
-}
-
-// ListDir lists at most limit entries of path as user, and whether there
-// are more.
-func (c *Conn) ListDir(ctx context.Context, path, user string, limit int) ([]Entry, bool, error) {
-	return nil, false, errUnimplemented
+func (c *Conn) forget(st *cstream) {
+	c.mu.Lock()
+	if c.streams[st.id] == st {
+		delete(c.streams, st.id)
+	}
+	c.mu.Unlock()
 }

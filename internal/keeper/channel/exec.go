@@ -1,6 +1,17 @@
 package channel
 
-import "io"
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
 
 // ExitStatus is how an exec ended.
 type ExitStatus struct {
@@ -18,38 +29,253 @@ type ExitStatus struct {
 	TimedOut bool
 }
 
+func exitStatus(e *keeperproto.Exit) ExitStatus {
+	return ExitStatus{Code: e.Code, Signal: e.Signal, OOMKilled: e.OOMKilled, Killed: e.Killed, TimedOut: e.TimedOut}
+}
+
 // Exec is one running command (or a detached one attached to).
-type Exec struct{}
+type Exec struct {
+	st        *cstream
+	id        string
+	stdin     io.WriteCloser
+	closeOnce sync.Once
+}
+
+// Exec starts s and returns once it runs, or with a *StartError saying why
+// it cannot, or ErrBroken.
+func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
+	req := keeperproto.Exec{Argv: s.Argv, Env: s.Env, Cwd: s.Cwd, User: s.User, Stdin: s.Stdin,
+		Exclusive: s.Exclusive, Detach: s.Detach, Buffer: s.Buffer, Window: c.window}
+	if req.Env == nil {
+		req.Env = []string{}
+	}
+	if s.TTY != nil {
+		req.TTY = &keeperproto.WindowSize{Rows: s.TTY.Rows, Cols: s.TTY.Cols}
+	}
+	if !s.Deadline.IsZero() {
+		req.DeadlineMS = max(1, time.Until(s.Deadline).Milliseconds())
+	}
+	st, err := c.newStream()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.sendJSON(keeperproto.ChanExec, st.id, req); err != nil {
+		c.forget(st)
+		return nil, err
+	}
+	f, err := st.answer(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			_ = c.send(keeperproto.ChanKill, st.id, nil)
+		}
+		return nil, err
+	}
+	if f.Type == keeperproto.ChanFailure {
+		var fail keeperproto.Failure
+		_ = json.Unmarshal(f.Payload, &fail)
+		return nil, &StartError{Reason: fail.Reason, Kind: fail.Kind, Msg: fail.Msg}
+	}
+	var started keeperproto.Started
+	if f.Type != keeperproto.ChanStarted || json.Unmarshal(f.Payload, &started) != nil {
+		return nil, fmt.Errorf("%w: unexpected answer %q to exec", ErrBroken, f.Type)
+	}
+	e := &Exec{st: st, id: started.ExecID}
+	if s.Stdin || s.TTY != nil {
+		e.stdin = &stdinWriter{st: st}
+	}
+	return e, nil
+}
+
+// Attach streams a detached exec's output from offset (bytes over stdout
+// and stderr together since it started): the kept part first, then live,
+// then its exit status. An offset older than the ring holds starts at the
+// oldest byte kept (AttachInfo.Offset says where). ErrUnknownExec for an
+// id the keeper does not hold. Stdin writes to the exec's stdin if it has
+// one.
+func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, AttachInfo, error) {
+	st, err := c.newStream()
+	if err != nil {
+		return nil, AttachInfo{}, err
+	}
+	if err := c.sendJSON(keeperproto.ChanAttach, st.id, keeperproto.Attach{ExecID: execID, Offset: offset, Window: c.window}); err != nil {
+		c.forget(st)
+		return nil, AttachInfo{}, err
+	}
+	f, err := st.answer(ctx)
+	if err != nil {
+		return nil, AttachInfo{}, err
+	}
+	if f.Type == keeperproto.ChanFailure {
+		var fail keeperproto.Failure
+		_ = json.Unmarshal(f.Payload, &fail)
+		if fail.Kind == keeperproto.KindNotFound {
+			return nil, AttachInfo{}, fmt.Errorf("%w: %s", ErrUnknownExec, execID)
+		}
+		return nil, AttachInfo{}, fmt.Errorf("keeper: attach: %s", fail.Msg)
+	}
+	var a keeperproto.Attached
+	if f.Type != keeperproto.ChanAttached || json.Unmarshal(f.Payload, &a) != nil {
+		return nil, AttachInfo{}, fmt.Errorf("%w: unexpected answer %q to attach", ErrBroken, f.Type)
+	}
+	info := AttachInfo{Offset: a.Offset, End: a.End, Buffer: a.Buffer, Dropped: a.Dropped, Running: a.Running}
+	if a.Exit != nil {
+		x := exitStatus(a.Exit)
+		info.Exit = &x
+	}
+	return &Exec{st: st, id: a.ExecID, stdin: &stdinWriter{st: st}}, info, nil
+}
 
 // ID is the keeper's id for the exec (what Attach and ListExecs use).
-func (e *Exec) ID() string { return "" }
+func (e *Exec) ID() string { return e.id }
 
 // Stdout is the command's stdout (a TTY's whole output). Read it, and
 // Stderr, or the exec stalls once its credit is spent.
-func (e *Exec) Stdout() io.Reader { return nil }
+func (e *Exec) Stdout() io.Reader { return e.st.stdout }
 
 // Stderr is the command's stderr; empty for a TTY. An attached exec's
 // output keeps its order only across both readers together.
-func (e *Exec) Stderr() io.Reader { return nil }
+func (e *Exec) Stderr() io.Reader { return e.st.stderr }
 
 // Stdin is the command's stdin; nil unless ExecSpec.Stdin or TTY. Close
 // sends EOF.
-func (e *Exec) Stdin() io.WriteCloser { return nil }
+func (e *Exec) Stdin() io.WriteCloser { return e.stdin }
 
 // Signal sends a signal ("SIGTERM", "TERM", "15") to the command's main
 // process.
-func (e *Exec) Signal(name string) error { return errUnimplemented }
+func (e *Exec) Signal(name string) error {
+	return e.st.c.send(keeperproto.ChanSignal, e.st.id, []byte(name))
+}
 
 // Resize sets a TTY exec's window size.
-func (e *Exec) Resize(rows, cols uint16) error { return errUnimplemented }
+func (e *Exec) Resize(rows, cols uint16) error {
+	p := binary.BigEndian.AppendUint16(nil, rows)
+	return e.st.c.send(keeperproto.ChanResize, e.st.id, binary.BigEndian.AppendUint16(p, cols))
+}
 
 // Kill kills the exec's whole tree; Wait then reports Killed.
-func (e *Exec) Kill() error { return errUnimplemented }
+func (e *Exec) Kill() error { return e.st.c.send(keeperproto.ChanKill, e.st.id, nil) }
 
 // Wait waits for the exit status, which the keeper sends after the last
 // output. An error that is ErrBroken when the channel broke first.
-func (e *Exec) Wait() (ExitStatus, error) { return ExitStatus{}, errUnimplemented }
+func (e *Exec) Wait() (ExitStatus, error) {
+	<-e.st.exited
+	e.st.mu.Lock()
+	x, err := e.st.exit, e.st.endErr
+	e.st.mu.Unlock()
+	if x != nil {
+		return exitStatus(x), nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%w: the stream ended without an exit status", ErrBroken)
+	}
+	return ExitStatus{}, err
+}
 
 // Release stops receiving this exec's output without ending it: a detached
 // exec goes on filling its ring. For a non-detached exec it is Kill.
-func (e *Exec) Release() error { return errUnimplemented }
+func (e *Exec) Release() error {
+	err := e.st.c.send(keeperproto.ChanRelease, e.st.id, nil)
+	e.st.broken(errReleased)
+	e.st.c.forget(e.st)
+	return err
+}
+
+var errReleased = errors.New("keeper channel: exec released")
+
+// stdinWriter sends stdin within the keeper's credit.
+type stdinWriter struct {
+	st     *cstream
+	mu     sync.Mutex
+	closed bool
+}
+
+func (w *stdinWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, io.ErrClosedPipe
+	}
+	written := 0
+	for written < len(p) {
+		n := w.st.input.take(min(len(p)-written, keeperproto.MaxPayload))
+		if n == 0 {
+			if err := w.st.err(); err != nil {
+				return written, err
+			}
+			return written, io.ErrClosedPipe // the exec ended
+		}
+		if err := w.st.c.send(keeperproto.ChanStdin, w.st.id, p[written:written+n]); err != nil {
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
+
+func (w *stdinWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	select {
+	case <-w.st.exited:
+		return nil
+	default:
+	}
+	return w.st.c.send(keeperproto.ChanStdinEOF, w.st.id, nil)
+}
+
+// ListExecs lists the keeper's detached execs, running or ended.
+func (c *Conn) ListExecs(ctx context.Context) ([]ExecInfo, error) {
+	res, err := c.request(ctx, keeperproto.ChanListExecs, struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ExecInfo, 0, len(res.Execs))
+	for _, x := range res.Execs {
+		info := ExecInfo{ID: x.ExecID, Argv: x.Argv, Started: time.Unix(0, x.StartedNS), Running: x.Running,
+			End: x.End, Buffered: x.Buffered, Buffer: x.Buffer, Dropped: x.Dropped}
+		if x.Exit != nil {
+			s := exitStatus(x.Exit)
+			info.Exit = &s
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// request sends a one-frame request and waits for its Result; a Failure
+// comes back as a *FileError.
+func (c *Conn) request(ctx context.Context, typ byte, req any) (keeperproto.Result, error) {
+	st, err := c.newStream()
+	if err != nil {
+		return keeperproto.Result{}, err
+	}
+	defer c.forget(st)
+	if err := c.sendJSON(typ, st.id, req); err != nil {
+		return keeperproto.Result{}, err
+	}
+	f, err := st.answer(ctx)
+	if err != nil {
+		return keeperproto.Result{}, err
+	}
+	return decodeResult(f)
+}
+
+func decodeResult(f keeperproto.Frame) (keeperproto.Result, error) {
+	var res keeperproto.Result
+	switch f.Type {
+	case keeperproto.ChanFailure:
+		var fail keeperproto.Failure
+		_ = json.Unmarshal(f.Payload, &fail)
+		return res, &FileError{Reason: fail.Reason, Kind: fail.Kind, Msg: fail.Msg}
+	case keeperproto.ChanResult:
+		if err := json.Unmarshal(f.Payload, &res); err != nil {
+			return res, fmt.Errorf("%w: bad result: %w", ErrBroken, err)
+		}
+		return res, nil
+	}
+	return res, fmt.Errorf("%w: unexpected answer %q", ErrBroken, f.Type)
+}

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "503fd113db6d2623bf669b50df1e8b15fd30df8f4a57d8c9239f145b4bcf9b7d"
+const BuiltFrom = "7f4c72a24598cb2a616fbb25374852cc158f874c44d514dd83c7cdb824e5a617"

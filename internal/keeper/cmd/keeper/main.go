@@ -34,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: keeper alive|run|kill|oom|ls|cat|put ...")
+		fail("usage: keeper serve|alive|run|kill|oom|ls|cat|put ...")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -53,6 +53,16 @@ func main() {
 		os.Exit(cat(args))
 	case keeperproto.CmdPut:
 		os.Exit(put(args))
+	case keeperproto.CmdServe:
+		os.Exit(serve(args))
+	case cmdProbe:
+		os.Exit(probe(args))
+	case cmdWrite:
+		os.Exit(writeHelper(args))
+	case cmdRead:
+		os.Exit(readHelper(args))
+	case cmdList:
+		os.Exit(listHelper(args))
 	default:
 		fail("keeper: unknown command " + os.Args[1])
 	}

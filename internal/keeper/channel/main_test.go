@@ -1,0 +1,158 @@
+package channel
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// keeperBin is the keeper built from this tree's sources, once, for every
+// test: the protocol tests run it as a real child process.
+var keeperBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "channel-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	keeperBin = filepath.Join(dir, "keeper")
+	build := exec.Command("go", "build", "-o", keeperBin, "github.com/resident-dev/resident/internal/keeper/cmd/keeper")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build keeper: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// stdioKeeper is a "keeper serve -stdio" child: its stdin and stdout are
+// the test's to wire.
+type stdioKeeper struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   io.ReadCloser
+}
+
+func startStdio(t *testing.T) *stdioKeeper {
+	t.Helper()
+	cmd := exec.Command(keeperBin, "serve", "-stdio")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = testWriter{t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return &stdioKeeper{cmd: cmd, stdin: stdin, out: out}
+}
+
+type pipeRW struct {
+	io.Reader
+	io.WriteCloser
+	rc io.Closer
+}
+
+func (p pipeRW) Close() error {
+	err := p.WriteCloser.Close()
+	if p.rc != nil {
+		_ = p.rc.Close()
+	}
+	return err
+}
+
+// openStdio starts a keeper and opens the channel over its stdio.
+func openStdio(t *testing.T) (*Conn, *stdioKeeper) {
+	t.Helper()
+	k := startStdio(t)
+	c, err := Open(ctx(t), pipeRW{Reader: k.out, WriteCloser: k.stdin, rc: k.out}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, k
+}
+
+// socketKeeper is a "keeper serve -listen-fd 3" child, as the local
+// provider runs it: every Open dials a new connection.
+type socketKeeper struct {
+	path string
+}
+
+func startSocket(t *testing.T) *socketKeeper {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keeper.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := l.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	cmd := exec.Command(keeperBin, "serve", "-listen-fd", "3")
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = testWriter{t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return &socketKeeper{path: path}
+}
+
+func (k *socketKeeper) open(t *testing.T) *Conn {
+	t.Helper()
+	nc, err := net.Dial("unix", k.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx(t), nc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("keeper: %s", p)
+	return len(p), nil
+}

@@ -1,0 +1,167 @@
+package channel
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
+
+// cstream is this side of one stream: the replies of its request (ctl),
+// its outputs, the keeper's credit for its input, and its exit.
+type cstream struct {
+	c      *Conn
+	id     uint32
+	ctl    chan keeperproto.Frame // Started, Attached, Result, Failure: the request's answer
+	stdout *output
+	stderr *output
+	input  *credit
+
+	mu       sync.Mutex
+	owed     int // consumed output not yet granted back
+	exit     *keeperproto.Exit
+	exited   chan struct{} // closed on Exit, End, or the channel breaking
+	endErr   error         // why the stream ended, if not cleanly
+	finished bool
+}
+
+func newCStream(c *Conn, id uint32) *cstream {
+	st := &cstream{c: c, id: id, ctl: make(chan keeperproto.Frame, 4), exited: make(chan struct{})}
+	st.input = newCredit(c.welcome.Window)
+	st.stdout = newOutput(st.consumed)
+	st.stderr = newOutput(st.consumed)
+	return st
+}
+
+// consumed gives read output back as credit: in batches, or at once when
+// the reader has drained everything (so the keeper never waits on us).
+func (st *cstream) consumed(n int, drained bool) {
+	st.mu.Lock()
+	st.owed += n
+	owed := st.owed
+	if !drained && owed < st.c.window/4 {
+		st.mu.Unlock()
+		return
+	}
+	st.owed = 0
+	st.mu.Unlock()
+	select {
+	case <-st.exited:
+		return // the keeper sends nothing more
+	default:
+	}
+	_ = st.c.send(keeperproto.ChanCredit, st.id, binary.BigEndian.AppendUint32(nil, uint32(owed)))
+}
+
+// deliver takes one frame for this stream from the read loop; it never
+// blocks (outputs are bounded by credit, ctl by the protocol).
+func (st *cstream) deliver(f keeperproto.Frame) {
+	switch f.Type {
+	case keeperproto.ChanStdout:
+		st.stdout.push(f.Payload)
+	case keeperproto.ChanStderr:
+		st.stderr.push(f.Payload)
+	case keeperproto.ChanCredit:
+		if len(f.Payload) == 4 {
+			st.input.grant(int(binary.BigEndian.Uint32(f.Payload)))
+		}
+	case keeperproto.ChanExit:
+		var e keeperproto.Exit
+		_ = json.Unmarshal(f.Payload, &e)
+		st.finish(&e, nil)
+	case keeperproto.ChanEnd:
+		var err error
+		if len(f.Payload) > 0 {
+			var fail keeperproto.Failure
+			_ = json.Unmarshal(f.Payload, &fail)
+			err = errors.New(fail.Msg)
+		}
+		st.finish(nil, err)
+	case keeperproto.ChanFailure:
+		select {
+		case st.ctl <- f:
+		default:
+		}
+		var fail keeperproto.Failure
+		_ = json.Unmarshal(f.Payload, &fail)
+		st.finish(nil, fmt.Errorf("keeper: %s", fail.Msg))
+	default:
+		select {
+		case st.ctl <- f:
+		default:
+		}
+	}
+}
+
+// finish ends the stream: outputs end after what they hold.
+func (st *cstream) finish(e *keeperproto.Exit, err error) {
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return
+	}
+	st.finished, st.exit, st.endErr = true, e, err
+	st.mu.Unlock()
+	end := err
+	if end == nil {
+		end = io.EOF
+	}
+	st.stdout.close(end)
+	st.stderr.close(end)
+	st.input.close()
+	close(st.exited)
+	st.c.forget(st)
+}
+
+// broken is the channel breaking under the stream.
+func (st *cstream) broken(err error) {
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return
+	}
+	st.finished, st.endErr = true, err
+	st.mu.Unlock()
+	st.stdout.close(err)
+	st.stderr.close(err)
+	st.input.close()
+	close(st.exited)
+}
+
+// answer waits for the request's reply frame.
+func (st *cstream) answer(ctx contextDone) (keeperproto.Frame, error) {
+	select {
+	case f := <-st.ctl:
+		return f, nil
+	case <-st.exited:
+		select {
+		case f := <-st.ctl:
+			return f, nil
+		default:
+		}
+		return keeperproto.Frame{}, st.err()
+	case <-ctx.Done():
+		_ = st.c.send(keeperproto.ChanRelease, st.id, nil)
+		st.c.forget(st)
+		return keeperproto.Frame{}, ctx.Err()
+	}
+}
+
+func (st *cstream) err() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.endErr != nil {
+		return st.endErr
+	}
+	return st.c.Err()
+}
+
+// contextDone is the part of a context answer needs.
+type contextDone interface {
+	Done() <-chan struct{}
+	Err() error
+}

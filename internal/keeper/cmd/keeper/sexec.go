@@ -1,0 +1,278 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
+
+// execState is one command the keeper started: its process, how to kill
+// its tree, and how it ended. A detached exec's output goes to its ring
+// and it stays in server.execs after it ends, for Attach and ListExecs.
+type execState struct {
+	s       *server
+	id      string
+	argv    []string
+	started time.Time
+	detach  bool
+	pid     int
+	mark    uint32 // 0 in an unprotected keeper
+
+	oomBefore int64
+	killed    atomic.Bool
+	timedOut  atomic.Bool
+	killOnce  sync.Once
+
+	stdin *inputQueue // nil without stdin
+	tty   *os.File    // the pty master, nil without a terminal
+	outs  []outPipe   // stdout and stderr (a terminal's one output)
+	pumps sync.WaitGroup
+	ring  *ring // detached only
+
+	// done is closed once the main process exited, its output is all
+	// read and exit is set.
+	done chan struct{}
+	exit keeperproto.Exit
+}
+
+// startExec registers the stream of an Exec request and starts the command
+// on its own goroutine; Started or Failure follows on the stream.
+func (s *server) startExec(l link, req keeperproto.Exec) stream {
+	st := newExecStream(l, req.Window)
+	go func() {
+		ex, fail := s.spawn(req)
+		if fail != nil {
+			_ = l.sendJSON(keeperproto.ChanFailure, fail)
+			s.closeStream(l, st)
+			return
+		}
+		st.bind(ex)
+		_ = l.sendJSON(keeperproto.ChanStarted, keeperproto.Started{ExecID: ex.id, Pid: ex.pid, Buffer: ex.ringSize()})
+		if ex.detach {
+			st.follow(0)
+		} else {
+			ex.pumpTo(st)
+		}
+	}()
+	return st
+}
+
+// spawn starts the command: the user resolved, exclusive applied, the
+// process forked as that user with the exec's mark, its deadline armed.
+func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "empty argv"}
+	}
+	who, err := resolveUser(req.User, s.id)
+	if err != nil {
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: err.Error()}
+	}
+	if !s.protected && req.User != "" && who.uid != s.id.uid {
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonPermissionDenied,
+			Msg: fmt.Sprintf("user %q: this keeper runs unprotected as uid %d and cannot switch users", req.User, s.id.uid)}
+	}
+	ex := &execState{s: s, id: newExecID(), argv: req.Argv, started: time.Now(), detach: req.Detach, done: make(chan struct{})}
+	if s.protected {
+		ex.mark, _ = keeperproto.Mark(ex.id)
+	}
+	if req.Detach {
+		size := req.Buffer
+		if size <= 0 {
+			size = keeperproto.DefaultRing
+		}
+		ex.ring = newRing(min(size, keeperproto.MaxRing))
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if s.protected {
+		// The keeper's bounding set is empty and no_new_privs is set, so the
+		// command gains no capability at execve, as root or not, and can
+		// never drop the mark.
+		sys.Credential = &syscall.Credential{Uid: uint32(who.uid), Gid: uint32(who.gid), Groups: withMark(who.groups, ex.mark)}
+	}
+	bin, fail := s.resolveProgram(req, sys)
+	if fail != nil {
+		return nil, fail
+	}
+	files, parentEnds, fail := ex.plumb(req, sys)
+	if fail != nil {
+		return nil, fail
+	}
+	if req.Exclusive {
+		s.killOthers(ex)
+	}
+	ex.oomBefore = oomKills()
+	pid, exited, err := s.reaper.start(func() (int, error) {
+		proc, err := os.StartProcess(bin, req.Argv, &os.ProcAttr{Dir: req.Cwd, Env: req.Env, Files: files, Sys: sys})
+		if err != nil {
+			return 0, err
+		}
+		pid := proc.Pid
+		_ = proc.Release()
+		return pid, nil
+	})
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		for _, f := range parentEnds {
+			f.Close()
+		}
+		return nil, s.explain(req, sys, err)
+	}
+	ex.pid = pid
+	s.mu.Lock()
+	s.execs[ex.id] = ex
+	s.mu.Unlock()
+	if req.DeadlineMS > 0 {
+		t := time.AfterFunc(time.Duration(req.DeadlineMS)*time.Millisecond, func() {
+			ex.timedOut.Store(true)
+			ex.kill()
+		})
+		go func() { <-ex.done; t.Stop() }()
+	}
+	go ex.await(exited)
+	if ex.ring != nil {
+		ex.pumpAll(ringSink{ex.ring})
+	}
+	return ex, nil
+}
+
+// resolveProgram finds argv[0] in the exec's PATH, as execvp would. The
+// keeper looks first with its own rights (a directory only root may read
+// hides nothing from it in practice); when it finds nothing the probe
+// looks again, as the exec's user, and says exactly why not.
+func (s *server) resolveProgram(req keeperproto.Exec, sys *syscall.SysProcAttr) (string, *keeperproto.Failure) {
+	name := req.Argv[0]
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(envValue(req.Env, "PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if !filepath.IsAbs(p) && req.Cwd != "" {
+			// relative PATH entries resolve in the child after its chdir
+			return p, nil
+		}
+		if executable(p) {
+			return p, nil
+		}
+	}
+	found, fail := s.probe(req, sys)
+	if fail != nil {
+		return "", fail
+	}
+	return found, nil
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// killOthers is "exclusive": every process of every other exec dies first.
+// With marks one sweep finds them all, and the processes of execs that
+// already ended too.
+func (s *server) killOthers(self *execState) {
+	s.mu.Lock()
+	var others []*execState
+	for _, ex := range s.execs {
+		if ex != self {
+			others = append(others, ex)
+		}
+	}
+	s.mu.Unlock()
+	if !s.protected {
+		for _, ex := range others {
+			ex.kill()
+		}
+		return
+	}
+	for _, ex := range others {
+		ex.killed.Store(true)
+	}
+	killMarked(anyMark)
+}
+
+// kill kills the exec's whole tree (once; later calls wait for nothing).
+func (ex *execState) kill() {
+	ex.killOnce.Do(func() {
+		select {
+		case <-ex.done:
+			if ex.mark == 0 {
+				return // nothing left to find without a mark
+			}
+		default:
+		}
+		ex.killed.Store(true)
+		if ex.mark != 0 {
+			killMarked(hasMark(ex.mark))
+			return
+		}
+		_ = syscall.Kill(ex.pid, syscall.SIGSTOP)
+		killTree(ex.pid)
+		_ = syscall.Kill(ex.pid, syscall.SIGKILL)
+	})
+}
+
+// await records how the command ended once its main process exits.
+func (ex *execState) await(exited <-chan syscall.WaitStatus) {
+	ws := <-exited
+	e := keeperproto.Exit{Code: ws.ExitStatus()}
+	if ws.Signaled() {
+		e.Code = 128 + int(ws.Signal())
+		e.Signal = signalName(ws.Signal())
+		if ws.Signal() == syscall.SIGKILL {
+			if n := oomKills(); n >= 0 && n > ex.oomBefore && !ex.killed.Load() {
+				e.OOMKilled = true
+			}
+		}
+	}
+	e.Killed = ex.killed.Load()
+	e.TimedOut = ex.timedOut.Load()
+	if e.Killed {
+		e.Code = keeperproto.KilledExitCode
+	}
+	// Whatever the main process wrote is in the pipes now; what background
+	// descendants write later is not its output (the exec is over when its
+	// main process is, as with docker exec).
+	for _, o := range ex.outs {
+		_ = o.f.SetReadDeadline(time.Now())
+	}
+	ex.pumps.Wait()
+	if ex.stdin != nil {
+		ex.stdin.stop()
+	}
+	if ex.tty != nil {
+		ex.tty.Close()
+	}
+	ex.exit = e
+	if ex.ring != nil {
+		ex.ring.finish()
+	}
+	close(ex.done)
+	if !ex.detach {
+		ex.s.mu.Lock()
+		delete(ex.s.execs, ex.id)
+		ex.s.mu.Unlock()
+	}
+}
+
+func (ex *execState) ringSize() int64 {
+	if ex.ring == nil {
+		return 0
+	}
+	return ex.ring.size
+}

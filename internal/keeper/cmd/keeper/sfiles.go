@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
+
+// helperReply reads a helper's one JSON line.
+func helperReply(r *bufio.Reader) fileReply {
+	line, err := r.ReadBytes('\n')
+	var reply fileReply
+	if err != nil || json.Unmarshal(line, &reply) != nil || (reply.Result == nil && reply.Failure == nil) {
+		return fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInternal, Msg: "keeper helper: no answer"}}
+	}
+	return reply
+}
+
+// fileStream is a WriteFile or ReadFile in flight: its input (upload
+// bytes, credit), and how to cancel it when the holder goes.
+type fileStream struct {
+	l      link
+	in     *inputQueue // WriteFile
+	out    *credit     // ReadFile
+	pid    int
+	cancel sync.Once
+}
+
+func (st *fileStream) input(f keeperproto.Frame) {
+	switch f.Type {
+	case keeperproto.ChanStdin:
+		if st.in != nil {
+			st.in.push(st.l, f.Payload)
+		}
+	case keeperproto.ChanStdinEOF:
+		if st.in != nil {
+			st.in.closeInput()
+		}
+	case keeperproto.ChanCredit:
+		if st.out != nil {
+			st.out.grant(creditFrom(f.Payload))
+		}
+	case keeperproto.ChanRelease:
+		st.end()
+	}
+}
+
+// end cancels: an upload leaves nothing behind, a read stops.
+func (st *fileStream) end() {
+	st.cancel.Do(func() {
+		if st.in != nil {
+			st.in.stop()
+		}
+		if st.out != nil {
+			st.out.close()
+		}
+		_ = syscall.Kill(st.pid, syscall.SIGKILL)
+	})
+}
+
+// writeFile runs the write helper as the user; the stream's input is the
+// file, its EOF the commit.
+func (s *server) writeFile(l link, req keeperproto.WriteFile) stream {
+	args := []string{cmdWrite}
+	if req.Mode != nil {
+		args = append(args, "-mode", strconv.FormatUint(uint64(*req.Mode), 8))
+	}
+	args = append(args, "--", req.Path)
+	stdinR, stdinW, err1 := os.Pipe()
+	commitR, commitW, err2 := os.Pipe()
+	outR, outW, err3 := os.Pipe()
+	if err := firstErr(err1, err2, err3); err != nil {
+		closeAll(stdinR, stdinW, commitR, commitW, outR, outW)
+		go l.fail(keeperproto.KindInternal, "", "write_file: "+err.Error())
+		return nil
+	}
+	pid, exited, fail := s.helper(req.User, nil, args, []*os.File{stdinR, outW, os.Stderr, commitR})
+	closeAll(stdinR, outW, commitR)
+	if fail != nil {
+		closeAll(stdinW, commitW, outR)
+		go l.sendJSON(keeperproto.ChanFailure, fail)
+		return nil
+	}
+	st := &fileStream{l: l, pid: pid}
+	st.in = newInputQueue(stdinW, true, func(complete bool) {
+		if complete {
+			_, _ = commitW.Write([]byte{'c'})
+		}
+		commitW.Close()
+	})
+	go func() {
+		reply := helperReply(bufio.NewReader(outR))
+		outR.Close()
+		<-exited
+		st.in.stop()
+		s.closeStream(l, st)
+		sendReply(l, reply)
+	}()
+	return st
+}
+
+// readFile runs the read helper as the user and streams its bytes within
+// the client's credit, then End.
+func (s *server) readFile(l link, req keeperproto.ReadFile) stream {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		go l.fail(keeperproto.KindInternal, "", "read_file: "+err.Error())
+		return nil
+	}
+	null, _ := os.Open(os.DevNull)
+	pid, exited, fail := s.helper(req.User, nil, []string{cmdRead, "--", req.Path}, []*os.File{null, outW, os.Stderr})
+	closeAll(null, outW)
+	if fail != nil {
+		outR.Close()
+		go l.sendJSON(keeperproto.ChanFailure, fail)
+		return nil
+	}
+	window := req.Window
+	if window <= 0 || window > 16<<20 {
+		window = 256 << 10
+	}
+	st := &fileStream{l: l, pid: pid, out: newCredit(window)}
+	go func() {
+		defer s.closeStream(l, st)
+		br := bufio.NewReaderSize(outR, keeperproto.MaxPayload)
+		reply := helperReply(br)
+		if reply.Failure != nil {
+			outR.Close()
+			<-exited
+			sendReply(l, reply)
+			return
+		}
+		sendReply(l, reply)
+		want := reply.Result.Size
+		sent, buf := int64(0), make([]byte, keeperproto.MaxPayload)
+		for {
+			n := st.out.take(len(buf))
+			if n == 0 {
+				break // cancelled
+			}
+			got, err := io.ReadFull(br, buf[:n])
+			st.out.giveBack(n - got)
+			if got > 0 {
+				_ = l.send(keeperproto.ChanStdout, buf[:got])
+				sent += int64(got)
+			}
+			if err != nil {
+				break
+			}
+		}
+		outR.Close()
+		ws := <-exited
+		if ws.Exited() && ws.ExitStatus() == 0 {
+			_ = l.send(keeperproto.ChanEnd, nil)
+			return
+		}
+		_ = l.sendJSON(keeperproto.ChanEnd, keeperproto.Failure{Kind: keeperproto.KindInternal,
+			Msg: "read_file: the file could not be read to its end (" + strconv.FormatInt(sent, 10) + " of " + strconv.FormatInt(want, 10) + " bytes)"})
+	}()
+	return st
+}
+
+// listDir runs the list helper as the user.
+func (s *server) listDir(l link, req keeperproto.ListDir) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		l.fail(keeperproto.KindInternal, "", "list_dir: "+err.Error())
+		return
+	}
+	null, _ := os.Open(os.DevNull)
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	_, exited, fail := s.helper(req.User, nil, []string{cmdList, "-limit", strconv.Itoa(limit), "--", req.Path}, []*os.File{null, outW, os.Stderr})
+	closeAll(null, outW)
+	if fail != nil {
+		outR.Close()
+		_ = l.sendJSON(keeperproto.ChanFailure, fail)
+		return
+	}
+	reply := helperReply(bufio.NewReader(outR))
+	outR.Close()
+	<-exited
+	sendReply(l, reply)
+}
+
+func sendReply(l link, r fileReply) {
+	if r.Failure != nil {
+		_ = l.sendJSON(keeperproto.ChanFailure, r.Failure)
+		return
+	}
+	l.result(*r.Result)
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
