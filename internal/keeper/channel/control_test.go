@@ -180,3 +180,15 @@ func TestStalledReaderStallsOnlyItsExec(t *testing.T) {
 		t.Fatalf("%+v %v", st, err)
 	}
 }
+
+// waitFor polls cond until it holds; the bound only stops a hung test.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition never held")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
