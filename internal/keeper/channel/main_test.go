@@ -115,6 +115,7 @@ func startSocket(t *testing.T) *socketKeeper {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.SetUnlinkOnClose(false) // the keeper's copy goes on listening there
 	l.Close()
 	cmd := exec.Command(keeperBin, "serve", "-listen-fd", "3")
 	cmd.ExtraFiles = []*os.File{f}

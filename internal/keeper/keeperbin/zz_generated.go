@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "7f4c72a24598cb2a616fbb25374852cc158f874c44d514dd83c7cdb824e5a617"
+const BuiltFrom = "1aba406e904de0b1ddfd7858e19d8dd31b8af08544f136e99ed7dd94dd334f7d"

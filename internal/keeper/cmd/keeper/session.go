@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 
@@ -48,7 +49,7 @@ func (s *server) readFrom(p *peer, r io.Reader) {
 	for {
 		f, err := fr.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				fmt.Fprintln(os.Stderr, "keeper serve: channel:", err)
 			}
 			break
@@ -121,7 +122,7 @@ func (s *server) open(l link, f keeperproto.Frame) stream {
 		}
 		return s.attach(l, req)
 	case keeperproto.ChanListExecs:
-		go l.result(keeperproto.Result{Execs: s.listExecs()})
+		go func() { l.result(keeperproto.Result{Execs: s.listExecs()}) }() // s.mu is held here
 		return nil
 	case keeperproto.ChanWriteFile:
 		var req keeperproto.WriteFile
