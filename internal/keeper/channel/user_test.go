@@ -34,6 +34,17 @@ func TestUserAndCapabilityDrop(t *testing.T) {
 	if !c.Protected() {
 		t.Skip("the keeper runs unprotected (not root): it cannot switch users or drop the bounding set")
 	}
+	checkUsers(t, c)
+}
+
+// The same inside a Docker sandbox, with the sandbox's own /etc/passwd.
+func TestSandboxUserAndCapabilityDrop(t *testing.T) {
+	_, c := openSandbox(t, 0)
+	checkUsers(t, c)
+}
+
+func checkUsers(t *testing.T, c *Conn) {
+	t.Helper()
 	for _, tc := range []struct{ user, uid, gid string }{
 		{"", "0", "0"},
 		{"nobody", "65534", "65534"},
