@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "1aba406e904de0b1ddfd7858e19d8dd31b8af08544f136e99ed7dd94dd334f7d"
+const BuiltFrom = "fe912254254be367292e4f777e83caaf605dc6622403c7c0b489350e8f1794b7"

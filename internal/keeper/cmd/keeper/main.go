@@ -3,6 +3,12 @@
 // It exists because the Engine API cannot do four things a sandbox needs,
 // and an arbitrary image may have no shell or coreutils to do them with:
 //
+//   - serve: the sandbox's init and its one channel (serve.go): every exec,
+//     its stdin, output, signals, resize and exit status, detached execs
+//     and file operations, multiplexed over stdin/stdout (an attach
+//     stream) or each connection to an inherited listening socket; the
+//     file helpers it runs as the operation's user are write, read, list,
+//     and probe explains a start that failed;
 //   - alive: a long-running command with an optional lifetime, so the
 //     sandbox stops by itself even when the resident is gone;
 //   - run: start one exec with its mark (a group no command can drop), so

@@ -60,6 +60,7 @@ func (ex *execState) plumb(req keeperproto.Exec, sys *syscall.SysProcAttr) (file
 		if err != nil {
 			return nil, nil, internal("output pipe", err)
 		}
+		growPipe(r)
 		files = append(files, w)
 		parentEnds = append(parentEnds, r)
 		ex.outs = append(ex.outs, outPipe{r, typ})
@@ -237,5 +238,20 @@ func (q *inputQueue) feed(w *os.File, closeOnEOF bool) {
 			broken = err != nil
 		}
 		_ = c.l.send(keeperproto.ChanCredit, creditPayload(len(c.data)))
+	}
+}
+
+// outPipeSize is what an output pipe is grown to (the default is 64 KiB):
+// a command writing in small blocks then rarely waits for the keeper, and
+// the keeper reads whole frames at a time. Best effort: a pipe stays as it
+// is when the kernel's per-user pipe budget says no.
+const outPipeSize = 1 << 20
+
+func growPipe(f *os.File) {
+	const fSetPipeSize = 1031
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, outPipeSize)
+		})
 	}
 }
