@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -27,7 +28,16 @@ type Options struct {
 	// Window is the credit, in bytes, this side grants each stream's
 	// output: how much the keeper may send before the reader consumes it.
 	Window int
+	// Lease is how long this holder may stay silent before the keeper
+	// treats it as gone (kills its non-detached execs, refuses its frames):
+	// the Conn pings three times within it. An attach stream never tells
+	// the keeper its holder died; this does. 0 is DefaultLease; negative
+	// asks for no lease (the transport's end is the only sign).
+	Lease time.Duration
 }
+
+// DefaultLease is Options.Lease when 0.
+const DefaultLease = 6 * time.Second
 
 // Conn is one holder's channel to one keeper.
 type Conn struct {
@@ -66,6 +76,13 @@ func Open(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Conn, error) 
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	hello := keeperproto.Hello{Version: keeperproto.ChanVersion, Nonce: hex.EncodeToString(nonce[:])}
+	lease := o.Lease
+	if lease == 0 {
+		lease = DefaultLease
+	}
+	if lease > 0 {
+		hello.LeaseMS = max(1, lease.Milliseconds())
+	}
 	welcomed := make(chan keeperproto.Welcome, 1)
 	c.readers.Add(1)
 	go c.readLoop(hello.Nonce, welcomed)
@@ -76,6 +93,10 @@ func Open(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Conn, error) 
 	select {
 	case w := <-welcomed:
 		c.log.Debug("keeper channel open", zap.Uint64("generation", w.Generation), zap.Bool("protected", w.Protected))
+		if lease > 0 {
+			c.readers.Add(1)
+			go c.ping(lease / 3)
+		}
 		return c, nil
 	case <-c.done:
 		err := c.Err()
@@ -118,6 +139,21 @@ func (c *Conn) Close() error {
 	c.fail(fmt.Errorf("%w: closed", ErrBroken))
 	c.readers.Wait()
 	return nil
+}
+
+// ping keeps the lease: a frame every interval until the channel ends.
+func (c *Conn) ping(interval time.Duration) {
+	defer c.readers.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			_ = c.send(keeperproto.ChanPing, 0, nil)
+		}
+	}
 }
 
 // fail breaks the channel once: every stream fails with err.

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
@@ -152,5 +154,33 @@ func TestFencingOnAMergedStream(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			t.Errorf("the frame that makes %q ran", marker)
 		}
+	}
+}
+
+// A holder that dies without its transport ending (an attach stream stays
+// open for the keeper when the resident is SIGKILLed) loses its lease: the
+// keeper kills its non-detached execs, and a new holder takes over.
+func TestSilentHolderLosesItsLease(t *testing.T) {
+	m := newMergedStream(t)
+	dead, err := Open(ctx(t), m.attach(), Options{Lease: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := dead.Exec(ctx(t), ExecSpec{Argv: []string{"sh", "-c", "sleep 1000 & echo $!; echo $$; wait"}, Env: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := readPIDs(t, bufio.NewReader(e.Stdout()), 2)
+	dead.Close() // its attacher goes; the keeper's stdin stays open
+	for _, pid := range pids {
+		gone(t, pid)
+	}
+	next, err := Open(ctx(t), m.attach(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if r := run(t, next, ExecSpec{Argv: []string{"echo", "next"}}); r.stdout != "next\n" {
+		t.Fatalf("next holder: %+v", r)
 	}
 }

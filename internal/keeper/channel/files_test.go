@@ -135,3 +135,44 @@ func TestCancelledWriteLeavesNothing(t *testing.T) {
 		t.Fatal("channel broken after a cancel")
 	}
 }
+
+// Replacing a file is writing it: one the user may not write stays as it
+// is, even in a directory the user may write (root without capabilities
+// is such a user for a 0444 file).
+func TestWriteFileRespectsTheFilesOwnMode(t *testing.T) {
+	c, _ := openStdio(t)
+	if !c.Protected() {
+		t.Skip("unprotected keeper: its helpers keep the test's capabilities")
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro.txt")
+	if err := os.WriteFile(ro, []byte("original"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	err := c.WriteFile(ctx(t), ro, nil, "", strings.NewReader("replaced"))
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Reason != ReasonPermissionDenied {
+		t.Fatalf("write over a read-only file: %v", err)
+	}
+	if got, _ := os.ReadFile(ro); string(got) != "original" {
+		t.Fatalf("the read-only file now holds %q", got)
+	}
+	// Through a symlink the file it names is written, the link stays.
+	rw := filepath.Join(dir, "rw.txt")
+	if err := os.WriteFile(rw, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(rw, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteFile(ctx(t), link, nil, "", strings.NewReader("new")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(rw); string(got) != "new" {
+		t.Fatalf("through the link: %q", got)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", info, err)
+	}
+}

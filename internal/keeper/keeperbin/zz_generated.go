@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "fe912254254be367292e4f777e83caaf605dc6622403c7c0b489350e8f1794b7"
+const BuiltFrom = "be5a01913ab0c8a8b390d398dbd769a6f17ee55b03c03ec1c81b9a0efc92e7d3"

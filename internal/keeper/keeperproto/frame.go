@@ -58,6 +58,7 @@ const (
 	ChanResult    byte = 'R' // k→c Result: the stream's request succeeded
 	ChanEnd       byte = 'n' // k→c a read file's bytes are all sent
 	ChanRelease   byte = 'q' // c→k the client is done with the stream (detach from it, or abandon a read)
+	ChanPing      byte = 'p' // c→k stream 0: the holder is alive (see Hello.LeaseMS)
 )
 
 // Frame is one decoded frame. Payload is the frame's own copy.

@@ -16,6 +16,13 @@ const CmdServe = "serve"
 type Hello struct {
 	Version int    `json:"version"`
 	Nonce   string `json:"nonce"`
+	// LeaseMS, unless 0, is how long the holder may stay silent: it sends
+	// a frame (ChanPing when it has nothing else) well within it, and a
+	// keeper that hears nothing for LeaseMS treats the holder as gone, as
+	// if its transport had ended (non-detached execs are killed, frames of
+	// its generation are refused from then on). An attach stream never
+	// ends for the keeper when its holder dies: this is how it learns.
+	LeaseMS int64 `json:"lease_ms,omitempty"`
 }
 
 // Welcome answers a Hello: from now on the holder sends Generation on

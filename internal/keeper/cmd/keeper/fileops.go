@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -56,11 +57,26 @@ func writeHelper(args []string) int {
 		return replyFile(fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "write_file: the path must be absolute"}})
 	}
 	target := path.Clean(flags.Arg(0))
+	// A symlink is written through, as an open would: the file it names
+	// is replaced, not the link.
+	if real, err := filepath.EvalSymlinks(target); err == nil {
+		target = real
+	}
 	mode := fs.FileMode(0o644)
 	if info, err := os.Stat(target); err == nil {
 		if info.IsDir() {
 			return fileFailed(target, &fs.PathError{Op: "write", Path: target, Err: syscall.EISDIR})
 		}
+		if !info.Mode().IsRegular() {
+			return replyFile(fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: target + ": not a regular file"}})
+		}
+		// Replacing is writing: a file the user may not write stays as it
+		// is, even in a directory the user may write.
+		f, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return fileFailed(target, err)
+		}
+		f.Close()
 		mode = info.Mode().Perm()
 	}
 	if *modeFlag != "" {

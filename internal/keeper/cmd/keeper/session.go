@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
@@ -22,6 +24,8 @@ type server struct {
 	protected bool
 	self      string // the keeper's own binary, for the helpers
 	reaper    *reaper
+	// lastSeen is when the holder last sent a frame (unix ns), for its lease.
+	lastSeen atomic.Int64
 
 	mu      sync.Mutex
 	gen     uint64
@@ -79,6 +83,11 @@ func (s *server) handle(p *peer, f keeperproto.Frame) {
 		// The sender sees this on its own transport (on a merged stream,
 		// the current holder ignores a frame of an older generation).
 		_ = p.send(jsonFrame(keeperproto.ChanFenced, 0, f.Gen, keeperproto.Fenced{Generation: cur, Msg: "the channel was taken over"}))
+		return
+	}
+	s.lastSeen.Store(time.Now().UnixNano())
+	if f.Type == keeperproto.ChanPing {
+		s.mu.Unlock()
 		return
 	}
 	st, open := s.streams[f.Stream]
@@ -161,7 +170,11 @@ func (s *server) takeover(p *peer, f keeperproto.Frame) {
 	gen := s.gen
 	old, ended := s.holder, s.streams
 	s.holder, s.streams = p, map[uint32]stream{}
+	s.lastSeen.Store(time.Now().UnixNano())
 	s.mu.Unlock()
+	if hello.LeaseMS > 0 {
+		go s.watchLease(p, gen, time.Duration(hello.LeaseMS)*time.Millisecond)
+	}
 	for _, st := range ended {
 		st.end()
 	}
@@ -180,6 +193,34 @@ func (s *server) takeover(p *peer, f keeperproto.Frame) {
 		Window:    inputWindow,
 		Protected: s.protected,
 	}))
+}
+
+// watchLease ends a holder that went silent for its whole lease: on an
+// attach stream the keeper never sees the holder's transport end, so
+// silence is how it learns the holder died. Its streams end as if the
+// transport had (non-detached execs are killed) and its generation is
+// refused from then on; a Hello takes the channel over again.
+func (s *server) watchLease(p *peer, gen uint64, lease time.Duration) {
+	for {
+		time.Sleep(lease / 4)
+		s.mu.Lock()
+		if s.gen != gen || s.holder != p {
+			s.mu.Unlock()
+			return
+		}
+		if time.Since(time.Unix(0, s.lastSeen.Load())) < lease {
+			s.mu.Unlock()
+			continue
+		}
+		ended := s.streams
+		s.streams, s.holder = map[uint32]stream{}, nil
+		s.mu.Unlock()
+		fmt.Fprintf(os.Stderr, "keeper serve: the holder of generation %d said nothing for %v: its execs end\n", gen, lease)
+		for _, st := range ended {
+			st.end()
+		}
+		return
+	}
 }
 
 // closeStream forgets a finished stream, if it is still the holder's.

@@ -206,14 +206,15 @@ func (s *server) killOthers(self *execState) {
 	killMarked(anyMark)
 }
 
-// kill kills the exec's whole tree (once; later calls wait for nothing).
+// kill kills the exec's whole tree while its main process runs (once;
+// later calls wait for nothing).
 func (ex *execState) kill() {
 	ex.killOnce.Do(func() {
 		select {
 		case <-ex.done:
-			if ex.mark == 0 {
-				return // nothing left to find without a mark
-			}
+			// It ended by itself: what it left running (a service started in
+			// the background) is not its tree any more and lives on.
+			return
 		default:
 		}
 		ex.killed.Store(true)
