@@ -243,14 +243,16 @@ func (c *Conn) sendJSON(typ byte, stream uint32, v any) error {
 }
 
 // newStream registers a stream before its request goes out.
-func (c *Conn) newStream() (*cstream, error) {
+// ordered streams (detached execs) keep their output as one sequence of
+// offset-tagged chunks.
+func (c *Conn) newStream(ordered bool) (*cstream, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	c.next++
-	st := newCStream(c, c.next)
+	st := newCStream(c, c.next, ordered)
 	c.streams[st.id] = st
 	return st, nil
 }

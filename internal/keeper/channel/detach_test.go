@@ -109,3 +109,107 @@ func TestTakeoverOverTheSocket(t *testing.T) {
 		t.Fatalf("second holder: %+v", r)
 	}
 }
+
+// Next gives a detached exec's output in order with true offsets, across
+// both streams and across a gap the ring dropped while nobody read.
+func TestDetachedChunksCarryOffsets(t *testing.T) {
+	k := startSocket(t)
+	c := k.open(t)
+	e, err := c.Exec(ctx(t), ExecSpec{ID: "build-1", Argv: []string{"sh", "-c", "echo out; echo err >&2; read x; head -c 1048576 /dev/zero; echo tail"}, Env: testEnv, Stdin: true, Detach: true, Buffer: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.ID() != "build-1" {
+		t.Fatalf("id %q", e.ID())
+	}
+	var got []Chunk
+	for len(got) < 2 {
+		ch, err := e.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ch)
+	}
+	if got[0].Stream != "stdout" || got[0].Offset != 0 || string(got[0].Data) != "out\n" {
+		t.Fatalf("first chunk %+v", got[0])
+	}
+	if got[1].Stream != "stderr" || got[1].Offset != 4 || string(got[1].Data) != "err\n" {
+		t.Fatalf("second chunk %+v", got[1])
+	}
+	// A second start with the same id is refused.
+	_, err = c.Exec(ctx(t), ExecSpec{ID: "build-1", Argv: []string{"true"}, Env: testEnv, Detach: true})
+	var se *StartError
+	if !errors.As(err, &se) || se.Kind != "conflict" || se.Field != "id" {
+		t.Fatalf("id in use: %v", err)
+	}
+	// Nobody reads while a MiB passes a ring of 1000 bytes: once the
+	// window is spent the keeper's follower waits, the ring goes on, and
+	// the next chunk this reader gets says where the output resumed.
+	if err := e.Release(); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := c.Attach(ctx(t), "build-1", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(a.Stdin(), "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		list, err := c.ListExecs(ctx(t))
+		return err == nil && len(list) == 1 && !list[0].Running
+	})
+	var end int64
+	gaps := 0
+	var tail []byte
+	for {
+		ch, err := a.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Offset < end {
+			t.Fatalf("chunk at %d after %d", ch.Offset, end)
+		}
+		if ch.Offset > end {
+			gaps++
+		}
+		end = ch.Offset + int64(len(ch.Data))
+		tail = append(tail, ch.Data...)
+	}
+	if end != 8+1<<20+5 || !strings.HasSuffix(string(tail), "tail\n") || gaps == 0 {
+		t.Fatalf("ended at %d after %d gaps with %q", end, gaps, tail[max(0, len(tail)-10):])
+	}
+	if st, err := a.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
+
+// KillExec kills a detached exec nobody follows; an attach then ends
+// with Killed.
+func TestKillExecByID(t *testing.T) {
+	k := startSocket(t)
+	c := k.open(t)
+	e, err := c.Exec(ctx(t), ExecSpec{Argv: []string{"sleep", "1000"}, Env: testEnv, Detach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.KillExec(ctx(t), e.ID()); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := c.Attach(ctx(t), e.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := collect(t, a); !r.status.Killed || r.status.Code != 137 || r.status.Signal != "SIGKILL" {
+		t.Fatalf("after KillExec: %+v", r.status)
+	}
+	if err := c.KillExec(ctx(t), "nope"); !errors.Is(err, ErrUnknownExec) {
+		t.Fatalf("unknown exec: %v", err)
+	}
+}

@@ -38,7 +38,10 @@ const (
 type StartError struct {
 	Reason string
 	Kind   string
-	Msg    string
+	// Field is what failed: "argv" (the program), "cwd", "user", or "id"
+	// (ExecSpec.ID in use: Kind conflict, Reason exists).
+	Field string
+	Msg   string
 }
 
 func (e *StartError) Error() string {
@@ -55,6 +58,7 @@ type FileError struct {
 	Path   string
 	Reason string
 	Kind   string
+	Field  string // "path" or "user"
 	Msg    string
 }
 

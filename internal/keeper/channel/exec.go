@@ -44,7 +44,7 @@ type Exec struct {
 // Exec starts s and returns once it runs, or with a *StartError saying why
 // it cannot, or ErrBroken.
 func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
-	req := keeperproto.Exec{Argv: s.Argv, Env: s.Env, Cwd: s.Cwd, User: s.User, Stdin: s.Stdin,
+	req := keeperproto.Exec{ID: s.ID, Argv: s.Argv, Env: s.Env, Cwd: s.Cwd, User: s.User, Stdin: s.Stdin,
 		Exclusive: s.Exclusive, Detach: s.Detach, Buffer: s.Buffer, Window: c.window}
 	if req.Env == nil {
 		req.Env = []string{}
@@ -55,7 +55,7 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 	if !s.Deadline.IsZero() {
 		req.DeadlineMS = max(1, time.Until(s.Deadline).Milliseconds())
 	}
-	st, err := c.newStream()
+	st, err := c.newStream(s.Detach)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 	if f.Type == keeperproto.ChanFailure {
 		var fail keeperproto.Failure
 		_ = json.Unmarshal(f.Payload, &fail)
-		return nil, &StartError{Reason: fail.Reason, Kind: fail.Kind, Msg: fail.Msg}
+		return nil, &StartError{Reason: fail.Reason, Kind: fail.Kind, Field: fail.Field, Msg: fail.Msg}
 	}
 	var started keeperproto.Started
 	if f.Type != keeperproto.ChanStarted || json.Unmarshal(f.Payload, &started) != nil {
@@ -93,7 +93,7 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 // id the keeper does not hold. Stdin writes to the exec's stdin if it has
 // one.
 func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, AttachInfo, error) {
-	st, err := c.newStream()
+	st, err := c.newStream(true)
 	if err != nil {
 		return nil, AttachInfo{}, err
 	}
@@ -117,6 +117,7 @@ func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, 
 	if f.Type != keeperproto.ChanAttached || json.Unmarshal(f.Payload, &a) != nil {
 		return nil, AttachInfo{}, fmt.Errorf("%w: unexpected answer %q to attach", ErrBroken, f.Type)
 	}
+	st.setOffset(a.Offset)
 	info := AttachInfo{Offset: a.Offset, End: a.End, Buffer: a.Buffer, Dropped: a.Dropped, Running: a.Running}
 	if a.Exit != nil {
 		x := exitStatus(a.Exit)
@@ -129,12 +130,32 @@ func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, 
 func (e *Exec) ID() string { return e.id }
 
 // Stdout is the command's stdout (a TTY's whole output). Read it, and
-// Stderr, or the exec stalls once its credit is spent.
-func (e *Exec) Stdout() io.Reader { return e.st.stdout }
+// Stderr, or the exec stalls once its credit is spent. For a detached or
+// attached exec, use either Next or Stdout and Stderr, not both.
+func (e *Exec) Stdout() io.Reader { e.st.split(); return e.st.stdout }
 
-// Stderr is the command's stderr; empty for a TTY. An attached exec's
-// output keeps its order only across both readers together.
-func (e *Exec) Stderr() io.Reader { return e.st.stderr }
+// Stderr is the command's stderr; empty for a TTY.
+func (e *Exec) Stderr() io.Reader { e.st.split(); return e.st.stderr }
+
+// Chunk is a piece of a detached exec's output, in the order the keeper
+// read it. Offset counts the exec's output, both streams together, from
+// its start.
+type Chunk struct {
+	Stream string // "stdout" or "stderr"
+	Offset int64
+	Data   []byte
+}
+
+// Next returns a detached or attached exec's output one chunk at a time,
+// in order, each with its stream and offset; io.EOF once the exec ended
+// and everything was returned (Wait then has its status), ErrBroken when
+// the channel broke. Not for an exec started without Detach.
+func (e *Exec) Next() (Chunk, error) {
+	if e.st.chunks == nil {
+		return Chunk{}, errors.New("keeper channel: Next is for detached execs")
+	}
+	return e.st.chunks.next(true)
+}
 
 // Stdin is the command's stdin; nil unless ExecSpec.Stdin or TTY. Close
 // sends EOF.
@@ -227,6 +248,18 @@ func (w *stdinWriter) Close() error {
 	return w.st.c.send(keeperproto.ChanStdinEOF, w.st.id, nil)
 }
 
+// KillExec kills an exec's tree by its id (a detached exec nobody
+// follows, say); an exec that already ended is left as it is.
+// ErrUnknownExec for an id the keeper does not hold.
+func (c *Conn) KillExec(ctx context.Context, execID string) error {
+	_, err := c.request(ctx, keeperproto.ChanKillExec, keeperproto.KillExec{ExecID: execID})
+	var fe *FileError
+	if errors.As(err, &fe) && fe.Kind == keeperproto.KindNotFound {
+		return fmt.Errorf("%w: %s", ErrUnknownExec, execID)
+	}
+	return err
+}
+
 // ListExecs lists the keeper's detached execs, running or ended.
 func (c *Conn) ListExecs(ctx context.Context) ([]ExecInfo, error) {
 	res, err := c.request(ctx, keeperproto.ChanListExecs, struct{}{})
@@ -249,7 +282,7 @@ func (c *Conn) ListExecs(ctx context.Context) ([]ExecInfo, error) {
 // request sends a one-frame request and waits for its Result; a Failure
 // comes back as a *FileError.
 func (c *Conn) request(ctx context.Context, typ byte, req any) (keeperproto.Result, error) {
-	st, err := c.newStream()
+	st, err := c.newStream(false)
 	if err != nil {
 		return keeperproto.Result{}, err
 	}
@@ -270,7 +303,7 @@ func decodeResult(f keeperproto.Frame) (keeperproto.Result, error) {
 	case keeperproto.ChanFailure:
 		var fail keeperproto.Failure
 		_ = json.Unmarshal(f.Payload, &fail)
-		return res, &FileError{Reason: fail.Reason, Kind: fail.Kind, Msg: fail.Msg}
+		return res, &FileError{Reason: fail.Reason, Kind: fail.Kind, Field: fail.Field, Msg: fail.Msg}
 	case keeperproto.ChanResult:
 		if err := json.Unmarshal(f.Payload, &res); err != nil {
 			return res, fmt.Errorf("%w: bad result: %w", ErrBroken, err)

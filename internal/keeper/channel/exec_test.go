@@ -91,24 +91,24 @@ func TestStartErrorReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name   string
-		spec   ExecSpec
-		reason string
+		name          string
+		spec          ExecSpec
+		reason, field string
 	}{
-		{"missing program", ExecSpec{Argv: []string{"no-such-program-here"}}, ReasonNoSuchFile},
-		{"missing path", ExecSpec{Argv: []string{dir + "/nothing"}}, ReasonNoSuchFile},
-		{"missing cwd", ExecSpec{Argv: []string{"true"}, Cwd: dir + "/gone"}, ReasonNoSuchFile},
-		{"cwd is a file", ExecSpec{Argv: []string{"true"}, Cwd: plain}, ReasonNotDirectory},
-		{"not executable", ExecSpec{Argv: []string{plain}}, ReasonPermissionDenied},
-		{"a directory", ExecSpec{Argv: []string{dir}}, ReasonIsDirectory},
-		{"unknown user", ExecSpec{Argv: []string{"true"}, User: "no-such-user-here"}, ""},
+		{"missing program", ExecSpec{Argv: []string{"no-such-program-here"}}, ReasonNoSuchFile, "argv"},
+		{"missing path", ExecSpec{Argv: []string{dir + "/nothing"}}, ReasonNoSuchFile, "argv"},
+		{"missing cwd", ExecSpec{Argv: []string{"true"}, Cwd: dir + "/gone"}, ReasonNoSuchFile, "cwd"},
+		{"cwd is a file", ExecSpec{Argv: []string{"true"}, Cwd: plain}, ReasonNotDirectory, "cwd"},
+		{"not executable", ExecSpec{Argv: []string{plain}}, ReasonPermissionDenied, "argv"},
+		{"a directory", ExecSpec{Argv: []string{dir}}, ReasonIsDirectory, "argv"},
+		{"unknown user", ExecSpec{Argv: []string{"true"}, User: "no-such-user-here"}, "", "user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Env = testEnv
 			_, err := c.Exec(ctx(t), tc.spec)
 			var se *StartError
-			if !errors.As(err, &se) || se.Reason != tc.reason {
-				t.Fatalf("got %v (%#v), want reason %q", err, se, tc.reason)
+			if !errors.As(err, &se) || se.Reason != tc.reason || se.Field != tc.field {
+				t.Fatalf("got %v (%#v), want reason %q field %q", err, se, tc.reason, tc.field)
 			}
 		})
 	}

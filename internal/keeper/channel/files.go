@@ -15,7 +15,7 @@ import (
 // is 0644, an existing one keeps its mode. A *FileError says why not. path
 // is absolute in the sandbox.
 func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user string, r io.Reader) error {
-	st, err := c.newStream()
+	st, err := c.newStream(false)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func withPath(err error, op, path string) error {
 // Size is the size announced at open. Close before the end abandons the
 // read.
 func (c *Conn) ReadFile(ctx context.Context, path, user string) (io.ReadCloser, error) {
-	st, err := c.newStream()
+	st, err := c.newStream(false)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,9 @@ type WindowSize struct{ Rows, Cols uint16 }
 
 // ExecSpec is one command to run in the sandbox.
 type ExecSpec struct {
+	// ID names the exec, unique among the keeper's execs (one in use is a
+	// *StartError with Kind conflict); empty for an id the keeper makes up.
+	ID   string
 	Argv []string
 	// Env is the whole environment: the keeper adds nothing.
 	Env []string

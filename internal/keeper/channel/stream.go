@@ -20,6 +20,10 @@ type cstream struct {
 	stdout *output
 	stderr *output
 	input  *credit
+	// chunks, for a detached exec, holds its output in order; Stdout and
+	// Stderr are then fed from it (split) when asked for.
+	chunks    *chunkQueue
+	splitOnce sync.Once
 
 	mu       sync.Mutex
 	owed     int // consumed output not yet granted back
@@ -29,12 +33,46 @@ type cstream struct {
 	finished bool
 }
 
-func newCStream(c *Conn, id uint32) *cstream {
+func newCStream(c *Conn, id uint32, ordered bool) *cstream {
 	st := &cstream{c: c, id: id, ctl: make(chan keeperproto.Frame, 4), exited: make(chan struct{})}
 	st.input = newCredit(c.welcome.Window)
 	st.stdout = newOutput(st.consumed)
 	st.stderr = newOutput(st.consumed)
+	if ordered {
+		st.chunks = newChunkQueue(st.consumed)
+	}
 	return st
+}
+
+func (st *cstream) setOffset(off int64) {
+	if st.chunks != nil {
+		st.chunks.setOffset(off)
+	}
+}
+
+// split feeds an ordered stream's chunks to Stdout and Stderr, once; their
+// reads give the credit back.
+func (st *cstream) split() {
+	if st.chunks == nil {
+		return
+	}
+	st.splitOnce.Do(func() {
+		go func() {
+			for {
+				c, err := st.chunks.next(false)
+				if err != nil {
+					st.stdout.close(err)
+					st.stderr.close(err)
+					return
+				}
+				if c.Stream == "stderr" {
+					st.stderr.push(c.Data)
+				} else {
+					st.stdout.push(c.Data)
+				}
+			}
+		}()
+	})
 }
 
 // consumed gives read output back as credit: in batches, or at once when
@@ -61,10 +99,19 @@ func (st *cstream) consumed(n int, drained bool) {
 // blocks (outputs are bounded by credit, ctl by the protocol).
 func (st *cstream) deliver(f keeperproto.Frame) {
 	switch f.Type {
-	case keeperproto.ChanStdout:
-		st.stdout.push(f.Payload)
-	case keeperproto.ChanStderr:
-		st.stderr.push(f.Payload)
+	case keeperproto.ChanStdout, keeperproto.ChanStderr:
+		switch {
+		case st.chunks != nil:
+			st.chunks.push(f.Type, f.Payload)
+		case f.Type == keeperproto.ChanStdout:
+			st.stdout.push(f.Payload)
+		default:
+			st.stderr.push(f.Payload)
+		}
+	case keeperproto.ChanOffset:
+		if len(f.Payload) == 8 {
+			st.setOffset(int64(binary.BigEndian.Uint64(f.Payload)))
+		}
 	case keeperproto.ChanCredit:
 		if len(f.Payload) == 4 {
 			st.input.grant(int(binary.BigEndian.Uint32(f.Payload)))
@@ -110,8 +157,12 @@ func (st *cstream) finish(e *keeperproto.Exit, err error) {
 	if end == nil {
 		end = io.EOF
 	}
-	st.stdout.close(end)
-	st.stderr.close(end)
+	if st.chunks != nil {
+		st.chunks.close(end) // the split closes the outputs after the last chunk
+	} else {
+		st.stdout.close(end)
+		st.stderr.close(end)
+	}
 	st.input.close()
 	close(st.exited)
 	st.c.forget(st)
@@ -126,6 +177,9 @@ func (st *cstream) broken(err error) {
 	}
 	st.finished, st.endErr = true, err
 	st.mu.Unlock()
+	if st.chunks != nil {
+		st.chunks.close(err)
+	}
 	st.stdout.close(err)
 	st.stderr.close(err)
 	st.input.close()

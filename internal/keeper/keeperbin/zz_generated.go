@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "be5a01913ab0c8a8b390d398dbd769a6f17ee55b03c03ec1c81b9a0efc92e7d3"
+const BuiltFrom = "5d6f2d89d688f2e58d9f06436ed08bccacaae291ea13115cc8b25cb62f6e6ae1"

@@ -59,6 +59,8 @@ const (
 	ChanEnd       byte = 'n' // k→c a read file's bytes are all sent
 	ChanRelease   byte = 'q' // c→k the client is done with the stream (detach from it, or abandon a read)
 	ChanPing      byte = 'p' // c→k stream 0: the holder is alive (see Hello.LeaseMS)
+	ChanOffset    byte = 'O' // k→c 8-byte big-endian offset of the next output of an attached exec (after a gap the ring dropped)
+	ChanKillExec  byte = 'K' // c→k KillExec: kill an exec's tree by id, from any stream
 )
 
 // Frame is one decoded frame. Payload is the frame's own copy.

@@ -64,6 +64,9 @@ type WindowSize struct {
 
 // Exec starts a command on a new stream.
 type Exec struct {
+	// ID names the exec (unique among the keeper's execs: one in use is
+	// conflict); empty for one the keeper makes up.
+	ID        string      `json:"id,omitempty"`
 	Argv      []string    `json:"argv"`
 	Env       []string    `json:"env"`
 	Cwd       string      `json:"cwd,omitempty"`
@@ -109,7 +112,15 @@ const (
 type Failure struct {
 	Kind   string `json:"kind"`
 	Reason string `json:"reason,omitempty"`
-	Msg    string `json:"msg"`
+	// Field is what the reason is about: "argv", "cwd", "user", "id" or
+	// "path".
+	Field string `json:"field,omitempty"`
+	Msg   string `json:"msg"`
+}
+
+// KillExec kills an exec's tree by its id (a detached exec nobody follows).
+type KillExec struct {
+	ExecID string `json:"exec_id"`
 }
 
 // Exit is how an exec ended.

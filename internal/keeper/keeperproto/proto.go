@@ -145,6 +145,7 @@ const (
 	KindInvalidRequest = "invalid_request"
 	KindInternal       = "internal"
 	KindTransient      = "transient"
+	KindConflict       = "conflict"
 )
 
 // Header is the first line of "cat" output, and the whole output of "ls"

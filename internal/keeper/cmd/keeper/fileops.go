@@ -41,7 +41,9 @@ func replyFile(r fileReply) int {
 }
 
 func fileFailed(what string, err error) int {
-	return replyFile(fileReply{Failure: failureOf(what, err)})
+	fail := failureOf(what, err)
+	fail.Field = "path"
+	return replyFile(fileReply{Failure: fail})
 }
 
 // writeHelper streams stdin into a temporary file beside PATH and renames

@@ -100,5 +100,7 @@ func (s *server) explain(req keeperproto.Exec, sys *syscall.SysProcAttr, forkErr
 	if forkErr == syscall.EAGAIN {
 		return &keeperproto.Failure{Kind: keeperproto.KindTransient, Msg: fmt.Sprintf("exec %q: the sandbox is at its pids limit (%v)", req.Argv[0], forkErr)}
 	}
-	return failureOf(fmt.Sprintf("exec %q", req.Argv[0]), forkErr)
+	fail := failureOf(fmt.Sprintf("exec %q", req.Argv[0]), forkErr)
+	fail.Field = "argv"
+	return fail
 }

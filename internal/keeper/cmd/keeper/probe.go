@@ -42,7 +42,9 @@ func probe(args []string) int {
 func probeProgram(cwd, name string) (string, *keeperproto.Failure) {
 	if cwd != "" {
 		if err := os.Chdir(cwd); err != nil {
-			return "", failureOf(fmt.Sprintf("cwd %q", cwd), err)
+			fail := failureOf(fmt.Sprintf("cwd %q", cwd), err)
+			fail.Field = "cwd"
+			return "", fail
 		}
 	}
 	if strings.Contains(name, "/") {
@@ -68,20 +70,22 @@ func probeProgram(cwd, name string) (string, *keeperproto.Failure) {
 	if first != nil {
 		return "", first
 	}
-	return "", &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonNoSuchFile,
+	return "", &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonNoSuchFile, Field: "argv",
 		Msg: fmt.Sprintf("exec %q: executable file not found in $PATH", name)}
 }
 
 func checkProgram(p string) *keeperproto.Failure {
 	info, err := os.Stat(p)
 	if err != nil {
-		return failureOf(fmt.Sprintf("exec %q", p), err)
+		fail := failureOf(fmt.Sprintf("exec %q", p), err)
+		fail.Field = "argv"
+		return fail
 	}
 	if info.IsDir() {
-		return &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonIsDirectory, Msg: fmt.Sprintf("exec %q: is a directory", p)}
+		return &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonIsDirectory, Field: "argv", Msg: fmt.Sprintf("exec %q: is a directory", p)}
 	}
 	if !info.Mode().IsRegular() || syscall.Access(p, 1 /* X_OK */) != nil {
-		return &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonPermissionDenied, Msg: fmt.Sprintf("exec %q: not an executable file", p)}
+		return &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonPermissionDenied, Field: "argv", Msg: fmt.Sprintf("exec %q: not an executable file", p)}
 	}
 	return nil
 }

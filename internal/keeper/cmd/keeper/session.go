@@ -32,6 +32,9 @@ type server struct {
 	holder  *peer
 	streams map[uint32]stream
 	execs   map[string]*execState // running, and detached ones that ended
+	// reserved are ids of execs being started, so two starts cannot take
+	// one id.
+	reserved map[string]bool
 }
 
 // stream is one request's state on the holder's channel: it takes the
@@ -43,7 +46,7 @@ type stream interface {
 }
 
 func newServer(id identity, protected bool, self string) *server {
-	return &server{id: id, protected: protected, self: self, reaper: newReaper(), streams: map[uint32]stream{}, execs: map[string]*execState{}}
+	return &server{id: id, protected: protected, self: self, reaper: newReaper(), streams: map[uint32]stream{}, execs: map[string]*execState{}, reserved: map[string]bool{}}
 }
 
 // readFrom serves frames read from r, which came on p's transport, until r
@@ -93,7 +96,7 @@ func (s *server) handle(p *peer, f keeperproto.Frame) {
 	st, open := s.streams[f.Stream]
 	l := link{s: s, p: p, gen: f.Gen, id: f.Stream}
 	switch f.Type {
-	case keeperproto.ChanExec, keeperproto.ChanAttach, keeperproto.ChanListExecs,
+	case keeperproto.ChanExec, keeperproto.ChanAttach, keeperproto.ChanListExecs, keeperproto.ChanKillExec,
 		keeperproto.ChanWriteFile, keeperproto.ChanReadFile, keeperproto.ChanListDir:
 		if open || f.Stream == 0 {
 			s.mu.Unlock()
@@ -130,6 +133,21 @@ func (s *server) open(l link, f keeperproto.Frame) stream {
 			return nil
 		}
 		return s.attach(l, req)
+	case keeperproto.ChanKillExec:
+		var req keeperproto.KillExec
+		if !l.decode(f.Payload, &req) {
+			return nil
+		}
+		ex, ok := s.execs[req.ExecID]
+		go func() {
+			if !ok {
+				l.fail(keeperproto.KindNotFound, "", "no exec "+req.ExecID)
+				return
+			}
+			ex.kill()
+			l.result(keeperproto.Result{})
+		}()
+		return nil
 	case keeperproto.ChanListExecs:
 		go func() { l.result(keeperproto.Result{Execs: s.listExecs()}) }() // s.mu is held here
 		return nil

@@ -45,9 +45,22 @@ type execState struct {
 // startExec registers the stream of an Exec request and starts the command
 // on its own goroutine; Started or Failure follows on the stream.
 func (s *server) startExec(l link, req keeperproto.Exec) stream {
+	// Under s.mu (open): the id is taken now, or refused.
+	if req.ID != "" {
+		if _, inUse := s.execs[req.ID]; inUse || s.reserved[req.ID] {
+			go l.sendJSON(keeperproto.ChanFailure, keeperproto.Failure{Kind: keeperproto.KindConflict, Reason: keeperproto.ReasonExists, Field: "id", Msg: "exec id " + req.ID + " is in use"})
+			return nil
+		}
+		s.reserved[req.ID] = true
+	}
 	st := newExecStream(l, req.Window)
 	go func() {
 		ex, fail := s.spawn(req)
+		if req.ID != "" {
+			s.mu.Lock()
+			delete(s.reserved, req.ID)
+			s.mu.Unlock()
+		}
 		if fail != nil {
 			_ = l.sendJSON(keeperproto.ChanFailure, fail)
 			s.closeStream(l, st)
@@ -68,19 +81,23 @@ func (s *server) startExec(l link, req keeperproto.Exec) stream {
 // process forked as that user with the exec's mark, its deadline armed.
 func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) {
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "empty argv"}
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Field: "argv", Msg: "empty argv"}
 	}
 	who, err := resolveUser(req.User, s.id)
 	if err != nil {
-		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: err.Error()}
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Field: "user", Msg: err.Error()}
 	}
 	if !s.protected && req.User != "" && who.uid != s.id.uid {
-		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonPermissionDenied,
+		return nil, &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Reason: keeperproto.ReasonPermissionDenied, Field: "user",
 			Msg: fmt.Sprintf("user %q: this keeper runs unprotected as uid %d and cannot switch users", req.User, s.id.uid)}
 	}
-	ex := &execState{s: s, id: newExecID(), argv: req.Argv, started: time.Now(), detach: req.Detach, done: make(chan struct{})}
+	ex := &execState{s: s, id: req.ID, argv: req.Argv, started: time.Now(), detach: req.Detach, done: make(chan struct{})}
+	token := newExecID()
+	if ex.id == "" {
+		ex.id = token
+	}
 	if s.protected {
-		ex.mark, _ = keeperproto.Mark(ex.id)
+		ex.mark, _ = keeperproto.Mark(token) // never from a caller's id: marks must spread
 	}
 	if req.Detach {
 		size := req.Buffer

@@ -154,6 +154,11 @@ func (st *execStream) follow(offset int64) {
 		typ, data, next, finished := ex.ring.read(cursor, n, st.isEnded)
 		st.out.giveBack(n - len(data))
 		if len(data) > 0 {
+			if from := next - int64(len(data)); from != cursor {
+				// The ring let go of what this reader had not read yet: say
+				// where the output resumes, so its offsets stay true.
+				_ = st.l.send(keeperproto.ChanOffset, binary.BigEndian.AppendUint64(nil, uint64(from)))
+			}
 			_ = st.l.send(typ, data)
 			cursor = next
 			continue
