@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -190,5 +191,21 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition never held")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// -lifetime ends the keeper, and with it the sandbox, by itself.
+func TestLifetimeEndsTheKeeper(t *testing.T) {
+	cmd := exec.Command(keeperBin, "serve", "-stdio", "-lifetime", "1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("keeper after its lifetime: %v", err)
 	}
 }

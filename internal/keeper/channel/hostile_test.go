@@ -103,3 +103,12 @@ func TestSandboxTreeKillFindsOrphans(t *testing.T) {
 		t.Fatalf("sleeps left: %q", r.stdout)
 	}
 }
+
+// A terminal inside a sandbox: the keeper opens the sandbox's /dev/ptmx.
+func TestSandboxTTY(t *testing.T) {
+	_, c := openSandbox(t, 0)
+	r := run(t, c, ExecSpec{Argv: []string{"sh", "-c", "stty size; tty"}, TTY: &WindowSize{Rows: 24, Cols: 80}})
+	if !strings.HasPrefix(r.stdout, "24 80\r\n/dev/pts/") || r.status.Code != 0 {
+		t.Fatalf("tty in a sandbox: %q %+v", r.stdout, r.status)
+	}
+}

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	_ = os.Chmod(dir, 0o755) // TestUnprotectedKeeper runs it as nobody
 	keeperBin = filepath.Join(dir, "keeper")
 	build := exec.Command("go", "build", "-o", keeperBin, "github.com/resident-dev/resident/internal/keeper/cmd/keeper")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
