@@ -2,6 +2,7 @@ package channel
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -212,4 +213,20 @@ func TestKillExecByID(t *testing.T) {
 	if err := c.KillExec(ctx(t), "nope"); !errors.Is(err, ErrUnknownExec) {
 		t.Fatalf("unknown exec: %v", err)
 	}
+}
+
+// An exec whose caller gave up before it started is killed, detached or
+// not: nothing runs that its caller does not know of.
+func TestCancelledStartLeavesNothingRunning(t *testing.T) {
+	k := startSocket(t)
+	c := k.open(t)
+	cctx, cancel := context.WithCancel(ctx(t))
+	cancel()
+	if _, err := c.Exec(cctx, ExecSpec{Argv: []string{"sleep", "1000"}, Env: testEnv, Detach: true}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled start: %v", err)
+	}
+	waitFor(t, func() bool {
+		list, err := c.ListExecs(ctx(t))
+		return err == nil && len(list) == 1 && !list[0].Running && list[0].Exit.Killed
+	})
 }

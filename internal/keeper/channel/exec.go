@@ -63,11 +63,8 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 		c.forget(st)
 		return nil, err
 	}
-	f, err := st.answer(ctx)
+	f, err := st.answer(ctx, true)
 	if err != nil {
-		if ctx.Err() != nil {
-			_ = c.send(keeperproto.ChanKill, st.id, nil)
-		}
 		return nil, err
 	}
 	if f.Type == keeperproto.ChanFailure {
@@ -101,7 +98,7 @@ func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, 
 		c.forget(st)
 		return nil, AttachInfo{}, err
 	}
-	f, err := st.answer(ctx)
+	f, err := st.answer(ctx, false)
 	if err != nil {
 		return nil, AttachInfo{}, err
 	}
@@ -290,7 +287,7 @@ func (c *Conn) request(ctx context.Context, typ byte, req any) (keeperproto.Resu
 	if err := c.sendJSON(typ, st.id, req); err != nil {
 		return keeperproto.Result{}, err
 	}
-	f, err := st.answer(ctx)
+	f, err := st.answer(ctx, false)
 	if err != nil {
 		return keeperproto.Result{}, err
 	}

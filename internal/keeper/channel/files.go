@@ -61,7 +61,7 @@ func (c *Conn) writeAnswer(ctx context.Context, st *cstream, path string) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	f, err := st.answer(ctx)
+	f, err := st.answer(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (c *Conn) ReadFile(ctx context.Context, path, user string) (io.ReadCloser, 
 		c.forget(st)
 		return nil, err
 	}
-	f, err := st.answer(ctx)
+	f, err := st.answer(ctx, false)
 	if err != nil {
 		c.forget(st)
 		return nil, err

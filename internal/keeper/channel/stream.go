@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -186,8 +187,10 @@ func (st *cstream) broken(err error) {
 	close(st.exited)
 }
 
-// answer waits for the request's reply frame.
-func (st *cstream) answer(ctx contextDone) (keeperproto.Frame, error) {
+// answer waits for the request's reply frame. A caller that goes first
+// abandons the stream; kill also kills what it may have started (an exec,
+// not an attach to one).
+func (st *cstream) answer(ctx contextDone, kill bool) (keeperproto.Frame, error) {
 	select {
 	case f := <-st.ctl:
 		return f, nil
@@ -199,10 +202,21 @@ func (st *cstream) answer(ctx contextDone) (keeperproto.Frame, error) {
 		}
 		return keeperproto.Frame{}, st.err()
 	case <-ctx.Done():
-		_ = st.c.send(keeperproto.ChanRelease, st.id, nil)
-		st.c.forget(st)
+		st.abandon(kill)
 		return keeperproto.Frame{}, ctx.Err()
 	}
+}
+
+// abandon gives up a request whose caller went: the keeper is told to
+// drop the stream, and with kill an exec it may have started meanwhile
+// is killed.
+func (st *cstream) abandon(kill bool) {
+	if kill {
+		_ = st.c.send(keeperproto.ChanKill, st.id, nil)
+	}
+	_ = st.c.send(keeperproto.ChanRelease, st.id, nil)
+	st.broken(context.Canceled)
+	st.c.forget(st)
 }
 
 func (st *cstream) err() error {
