@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "5d6f2d89d688f2e58d9f06436ed08bccacaae291ea13115cc8b25cb62f6e6ae1"
+const BuiltFrom = "119a5d26481e4c42b94115c62352dee21ff564d2e4e21d5a12c7bed29e5905d7"

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -174,73 +171,6 @@ func (s *server) open(l link, f keeperproto.Frame) stream {
 	return nil
 }
 
-// takeover makes p the holder with a new generation. The previous
-// holder's streams end: its non-detached execs are killed, detached ones
-// go on without it.
-func (s *server) takeover(p *peer, f keeperproto.Frame) {
-	var hello keeperproto.Hello
-	if err := json.Unmarshal(f.Payload, &hello); err != nil || hello.Version != keeperproto.ChanVersion {
-		_ = p.send(jsonFrame(keeperproto.ChanFailure, 0, f.Gen, keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: fmt.Sprintf("hello: version %d, this keeper speaks %d", hello.Version, keeperproto.ChanVersion)}))
-		return
-	}
-	s.mu.Lock()
-	s.gen++
-	gen := s.gen
-	old, ended := s.holder, s.streams
-	s.holder, s.streams = p, map[uint32]stream{}
-	s.lastSeen.Store(time.Now().UnixNano())
-	s.mu.Unlock()
-	if hello.LeaseMS > 0 {
-		go s.watchLease(p, gen, time.Duration(hello.LeaseMS)*time.Millisecond)
-	}
-	for _, st := range ended {
-		st.end()
-	}
-	if old != nil {
-		_ = old.send(jsonFrame(keeperproto.ChanFenced, 0, gen-1, keeperproto.Fenced{Generation: gen, Msg: "the channel was taken over"}))
-		if old != p {
-			old.close()
-		}
-	}
-	_ = p.send(jsonFrame(keeperproto.ChanWelcome, 0, gen, keeperproto.Welcome{
-		Version:    keeperproto.ChanVersion,
-		Nonce:      hello.Nonce,
-		Generation: gen,
-		Features: []string{keeperproto.FeatureExec, keeperproto.FeatureDetach, keeperproto.FeatureTTY,
-			keeperproto.FeatureUser, keeperproto.FeatureFiles, keeperproto.FeatureOOMCount},
-		Window:    inputWindow,
-		Protected: s.protected,
-	}))
-}
-
-// watchLease ends a holder that went silent for its whole lease: on an
-// attach stream the keeper never sees the holder's transport end, so
-// silence is how it learns the holder died. Its streams end as if the
-// transport had (non-detached execs are killed) and its generation is
-// refused from then on; a Hello takes the channel over again.
-func (s *server) watchLease(p *peer, gen uint64, lease time.Duration) {
-	for {
-		time.Sleep(lease / 4)
-		s.mu.Lock()
-		if s.gen != gen || s.holder != p {
-			s.mu.Unlock()
-			return
-		}
-		if time.Since(time.Unix(0, s.lastSeen.Load())) < lease {
-			s.mu.Unlock()
-			continue
-		}
-		ended := s.streams
-		s.streams, s.holder = map[uint32]stream{}, nil
-		s.mu.Unlock()
-		fmt.Fprintf(os.Stderr, "keeper serve: the holder of generation %d said nothing for %v: its execs end\n", gen, lease)
-		for _, st := range ended {
-			st.end()
-		}
-		return
-	}
-}
-
 // closeStream forgets a finished stream, if it is still the holder's.
 func (s *server) closeStream(l link, st stream) {
 	s.mu.Lock()
@@ -248,48 +178,4 @@ func (s *server) closeStream(l link, st stream) {
 		delete(s.streams, l.id)
 	}
 	s.mu.Unlock()
-}
-
-// inputWindow is the credit the keeper grants each stream's input.
-const inputWindow = 256 << 10
-
-// link addresses one stream of one holder.
-type link struct {
-	s   *server
-	p   *peer
-	gen uint64
-	id  uint32
-}
-
-func (l link) send(typ byte, payload []byte) error {
-	return l.p.send(keeperproto.Frame{Type: typ, Stream: l.id, Gen: l.gen, Payload: payload})
-}
-
-func (l link) sendJSON(typ byte, v any) error {
-	return l.p.send(jsonFrame(typ, l.id, l.gen, v))
-}
-
-func (l link) fail(kind, reason, msg string) {
-	_ = l.sendJSON(keeperproto.ChanFailure, keeperproto.Failure{Kind: kind, Reason: reason, Msg: msg})
-}
-
-func (l link) result(r keeperproto.Result) { _ = l.sendJSON(keeperproto.ChanResult, r) }
-
-func (l link) decode(payload []byte, v any) bool {
-	if err := json.Unmarshal(payload, v); err != nil {
-		l.fail(keeperproto.KindInvalidRequest, "", "bad request: "+err.Error())
-		return false
-	}
-	return true
-}
-
-func jsonFrame(typ byte, stream uint32, gen uint64, v any) keeperproto.Frame {
-	payload, _ := json.Marshal(v)
-	return keeperproto.Frame{Type: typ, Stream: stream, Gen: gen, Payload: payload}
-}
-
-func newExecID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -159,90 +157,6 @@ func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) 
 		ex.pumpAll(ringSink{ex.ring})
 	}
 	return ex, nil
-}
-
-// resolveProgram finds argv[0] in the exec's PATH, as execvp would. The
-// keeper looks first with its own rights (a directory only root may read
-// hides nothing from it in practice); when it finds nothing the probe
-// looks again, as the exec's user, and says exactly why not.
-func (s *server) resolveProgram(req keeperproto.Exec, sys *syscall.SysProcAttr) (string, *keeperproto.Failure) {
-	name := req.Argv[0]
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(envValue(req.Env, "PATH")) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if !filepath.IsAbs(p) && req.Cwd != "" {
-			// relative PATH entries resolve in the child after its chdir
-			return p, nil
-		}
-		if executable(p) {
-			return p, nil
-		}
-	}
-	found, fail := s.probe(req, sys)
-	if fail != nil {
-		return "", fail
-	}
-	return found, nil
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-// killOthers is "exclusive": every process of every other exec dies first.
-// With marks one sweep finds them all, and the processes of execs that
-// already ended too.
-func (s *server) killOthers(self *execState) {
-	s.mu.Lock()
-	var others []*execState
-	for _, ex := range s.execs {
-		if ex != self {
-			others = append(others, ex)
-		}
-	}
-	s.mu.Unlock()
-	if !s.protected {
-		for _, ex := range others {
-			ex.kill()
-		}
-		return
-	}
-	for _, ex := range others {
-		ex.killed.Store(true)
-	}
-	killMarked(anyMark)
-}
-
-// kill kills the exec's whole tree while its main process runs (once;
-// later calls wait for nothing).
-func (ex *execState) kill() {
-	ex.killOnce.Do(func() {
-		select {
-		case <-ex.done:
-			// It ended by itself: what it left running (a service started in
-			// the background) is not its tree any more and lives on.
-			return
-		default:
-		}
-		ex.killed.Store(true)
-		if ex.mark != 0 {
-			killMarked(hasMark(ex.mark))
-			return
-		}
-		_ = syscall.Kill(ex.pid, syscall.SIGSTOP)
-		killTree(ex.pid)
-		_ = syscall.Kill(ex.pid, syscall.SIGKILL)
-	})
 }
 
 // await records how the command ended once its main process exits.
