@@ -131,6 +131,14 @@ func TestCancelledWriteLeavesNothing(t *testing.T) {
 		left, _ := os.ReadDir(dir)
 		return len(left) == 0
 	})
+	// An upload whose source fails leaves no temporary file either.
+	if err := c.WriteFile(ctx(t), filepath.Join(dir, "f"), nil, "", failingReader{}); err == nil {
+		t.Fatal("an upload whose reader failed succeeded")
+	}
+	waitFor(t, func() bool {
+		left, _ := os.ReadDir(dir)
+		return len(left) == 0
+	})
 	if r := run(t, c, ExecSpec{Argv: []string{"true"}}); r.status.Code != 0 {
 		t.Fatal("channel broken after a cancel")
 	}
@@ -176,3 +184,8 @@ func TestWriteFileRespectsTheFilesOwnMode(t *testing.T) {
 		t.Fatalf("the link was replaced: %v %v", info, err)
 	}
 }
+
+// failingReader is an upload whose source fails.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "119a5d26481e4c42b94115c62352dee21ff564d2e4e21d5a12c7bed29e5905d7"
+const BuiltFrom = "e2ea41b2b41350f76fd1e3ec20a0946f87a42fd482d3692d4f5a118514bc882a"

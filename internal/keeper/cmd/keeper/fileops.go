@@ -93,7 +93,9 @@ func writeHelper(args []string) int {
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(target), "."+path.Base(target)+".resident-"+hex.EncodeToString(rnd[:]))
+	// The name every provider gives an upload in flight (the conformance
+	// suite looks for leftovers by it).
+	tmp := path.Join(path.Dir(target), ".resident-upload-"+hex.EncodeToString(rnd[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fileFailed(target, err)
