@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "e2ea41b2b41350f76fd1e3ec20a0946f87a42fd482d3692d4f5a118514bc882a"
+const BuiltFrom = "5b4eb1e59efcebe3e68e43b001380e8f169f2c903e395fac2e5096f382c30d2d"

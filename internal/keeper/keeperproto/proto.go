@@ -146,6 +146,7 @@ const (
 	KindInternal       = "internal"
 	KindTransient      = "transient"
 	KindConflict       = "conflict"
+	KindQuota          = "quota"
 )
 
 // Header is the first line of "cat" output, and the whole output of "ls"

@@ -90,8 +90,9 @@ func checkProgram(p string) *keeperproto.Failure {
 	return nil
 }
 
-// failureOf maps a file error to its kind and reason (issue 14's set); the
-// message is what, then the kernel's words.
+// failureOf maps a file error to its kind and reason (issue 14's set, each
+// reason with the kind protocol.Reason.Kind gives it); the message is
+// what, then the kernel's words.
 func failureOf(what string, err error) *keeperproto.Failure {
 	kind, reason := fileReason(err)
 	return &keeperproto.Failure{Kind: kind, Reason: reason, Msg: what + ": " + unwrapPathError(err).Error()}
@@ -107,10 +108,10 @@ func fileReason(err error) (kind, reason string) {
 		return keeperproto.KindInvalidRequest, keeperproto.ReasonIsDirectory
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS), errors.Is(err, syscall.ETXTBSY):
 		return keeperproto.KindInvalidRequest, keeperproto.ReasonPermissionDenied
-	case errors.Is(err, fs.ErrExist):
-		return keeperproto.KindInvalidRequest, keeperproto.ReasonExists
-	case errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.E2BIG):
-		return keeperproto.KindInvalidRequest, keeperproto.ReasonTooLarge
+	case errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+		return keeperproto.KindConflict, keeperproto.ReasonExists
+	case errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return keeperproto.KindQuota, keeperproto.ReasonTooLarge
 	case errors.Is(err, syscall.EAGAIN):
 		return keeperproto.KindTransient, ""
 	}
