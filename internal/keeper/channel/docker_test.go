@@ -54,6 +54,10 @@ func buildHostile(t *testing.T) string {
 }
 
 func startSandbox(t *testing.T, memoryMB int64) *sandbox {
+	return startSandboxPids(t, memoryMB, 256)
+}
+
+func startSandboxPids(t *testing.T, memoryMB, pids int64) *sandbox {
 	t.Helper()
 	cli := dockertest.Need(t)
 	image, _, err := dockertest.Images(cli)
@@ -62,7 +66,6 @@ func startSandbox(t *testing.T, memoryMB int64) *sandbox {
 	}
 	c := context.Background()
 	noInit := false
-	pids := int64(256)
 	hc := &container.HostConfig{
 		CapDrop:     []string{"ALL"},
 		CapAdd:      []string{"CAP_KILL", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"},
@@ -148,7 +151,12 @@ func (a *attachRW) Close() error {
 // openSandbox starts a sandbox and opens its channel.
 func openSandbox(t *testing.T, memoryMB int64) (*sandbox, *Conn) {
 	t.Helper()
-	s := startSandbox(t, memoryMB)
+	return openSandboxPids(t, memoryMB, 256)
+}
+
+func openSandboxPids(t *testing.T, memoryMB, pids int64) (*sandbox, *Conn) {
+	t.Helper()
+	s := startSandboxPids(t, memoryMB, pids)
 	rw := s.attach(t) // before start: not a byte missed
 	s.start(t)
 	c, err := Open(ctx(t), rw, Options{})

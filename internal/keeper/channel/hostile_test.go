@@ -112,3 +112,26 @@ func TestSandboxTTY(t *testing.T) {
 		t.Fatalf("tty in a sandbox: %q %+v", r.stdout, r.status)
 	}
 }
+
+// An exec holds one pid of the sandbox's limit, its command: the keeper's
+// threads are the keeper's, shared by every exec. 48 execs run at once
+// under a limit of 64.
+func TestSandboxExecsHoldOnePidEach(t *testing.T) {
+	_, c := openSandboxPids(t, 0, 64)
+	var execs []*Exec
+	for i := range 48 {
+		e, err := c.Exec(ctx(t), ExecSpec{Argv: []string{"sleep", "1000"}, Env: testEnv})
+		if err != nil {
+			t.Fatalf("exec %d under a pids limit of 64: %v", i, err)
+		}
+		execs = append(execs, e)
+	}
+	for _, e := range execs {
+		if err := e.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := e.Wait(); err != nil || !st.Killed {
+			t.Fatalf("%+v %v", st, err)
+		}
+	}
+}
