@@ -230,3 +230,27 @@ func TestCancelledStartLeavesNothingRunning(t *testing.T) {
 		return err == nil && len(list) == 1 && !list[0].Running && list[0].Exit.Killed
 	})
 }
+
+// The keeper keeps the last 64 ended detached execs, not every one ever.
+func TestEndedDetachedExecsAreBounded(t *testing.T) {
+	k := startSocket(t)
+	c := k.open(t)
+	var ids []string
+	for range 66 {
+		e, err := c.Exec(ctx(t), ExecSpec{Argv: []string{"true"}, Env: testEnv, Detach: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID())
+	}
+	list, err := c.ListExecs(ctx(t))
+	if err != nil || len(list) != 64 {
+		t.Fatalf("%d kept, %v", len(list), err)
+	}
+	if list[0].ID != ids[2] || list[63].ID != ids[65] {
+		t.Fatalf("kept %s..%s, want %s..%s", list[0].ID, list[63].ID, ids[2], ids[65])
+	}
+}

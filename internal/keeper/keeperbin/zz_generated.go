@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "5b4eb1e59efcebe3e68e43b001380e8f169f2c903e395fac2e5096f382c30d2d"
+const BuiltFrom = "6f249b75a3ee574e6d643f15131f0a77a459326508980fc1e68bc420287a909a"

@@ -32,6 +32,8 @@ type server struct {
 	// reserved are ids of execs being started, so two starts cannot take
 	// one id.
 	reserved map[string]bool
+	// ended are the ids of ended detached execs still kept, oldest first.
+	ended []string
 }
 
 // stream is one request's state on the holder's channel: it takes the

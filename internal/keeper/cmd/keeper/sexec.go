@@ -195,10 +195,27 @@ func (ex *execState) await(exited <-chan syscall.WaitStatus) {
 		ex.ring.finish()
 	}
 	close(ex.done)
+	ex.s.forgetEnded(ex)
+}
+
+// keptEnded is how many ended detached execs (ring and exit) the keeper
+// keeps for Attach and ListExecs; the oldest ended goes first. Without a
+// bound a long-lived sandbox would hold every one it ever ran.
+const keptEnded = 64
+
+// forgetEnded drops a non-detached exec once it ended, and the oldest
+// ended detached ones beyond keptEnded.
+func (s *server) forgetEnded(ex *execState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !ex.detach {
-		ex.s.mu.Lock()
-		delete(ex.s.execs, ex.id)
-		ex.s.mu.Unlock()
+		delete(s.execs, ex.id)
+		return
+	}
+	s.ended = append(s.ended, ex.id)
+	for len(s.ended) > keptEnded {
+		delete(s.execs, s.ended[0])
+		s.ended = s.ended[1:]
 	}
 }
 
