@@ -17,5 +17,12 @@
 //     (providers answer transient); Done is closed and Err says why. The
 //     caller opens a new Conn for the next exec.
 //   - Execs not started with Detach are killed (their whole tree) when
-//     the channel that started them breaks or is taken over.
+//     the channel that started them breaks or is taken over, or when the
+//     holder stays silent for its lease (Options.Lease: the Conn pings),
+//     which is how a keeper behind an attach stream learns its holder died.
+//   - Detached execs outlive every holder; their output is a sequence of
+//     offset-tagged Chunks (Exec.Next), kept in the keeper's ring for
+//     Attach from an offset.
+//
+// The wire and its rules are described in docs/keeper-channel.md.
 package channel
