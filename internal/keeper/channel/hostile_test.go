@@ -2,6 +2,7 @@ package channel
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -98,10 +99,12 @@ func TestSandboxTreeKillFindsOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, e)
-	r := run(t, c, ExecSpec{Argv: []string{"sh", "-c", "ps -o pid,comm | grep -c sleep"}})
-	if strings.TrimSpace(r.stdout) != "0" {
-		t.Fatalf("sleeps left: %q", r.stdout)
-	}
+	// Killed with the exec's main process; reaped by the keeper as init
+	// right after.
+	waitFor(t, func() bool {
+		r := run(t, c, ExecSpec{Argv: []string{"sh", "-c", "ps -o pid,comm | grep -c sleep"}})
+		return strings.TrimSpace(r.stdout) == "0"
+	})
 }
 
 // A terminal inside a sandbox: the keeper opens the sandbox's /dev/ptmx.
@@ -134,4 +137,33 @@ func TestSandboxExecsHoldOnePidEach(t *testing.T) {
 			t.Fatalf("%+v %v", st, err)
 		}
 	}
+}
+
+// Two residents attached to one sandbox, as Docker really merges them: the
+// second takes over, the first is fenced and its exec dies, the second
+// works.
+func TestSandboxTakeoverOverTwoAttaches(t *testing.T) {
+	s, first := openSandbox(t, 0)
+	e, err := first.Exec(ctx(t), ExecSpec{Argv: []string{"sh", "-c", "echo started; sleep 1000"}, Env: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if n, _ := e.Stdout().Read(buf); string(buf[:n]) != "started\n" {
+		t.Fatalf("first output %q", buf[:n])
+	}
+	second, err := Open(ctx(t), s.attach(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	<-first.Done()
+	if !errors.Is(first.Err(), ErrFenced) {
+		t.Fatalf("first resident: %v", first.Err())
+	}
+	// The kill of the first resident's tree runs beside the takeover.
+	waitFor(t, func() bool {
+		r := run(t, second, ExecSpec{Argv: []string{"sh", "-c", "ps -o comm | grep -c sleep"}})
+		return strings.TrimSpace(r.stdout) == "0"
+	})
 }
