@@ -33,10 +33,16 @@ func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user st
 	buf := make([]byte, keeperproto.MaxPayload)
 	for {
 		n, rerr := r.Read(buf)
+		if ctx.Err() != nil {
+			return ctx.Err() // released by the AfterFunc: nothing is written
+		}
 		for sent := 0; sent < n; {
 			k := st.input.take(n - sent)
 			if k == 0 {
-				return c.writeAnswer(ctx, st, path)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return c.writeAnswer(st, path) // the keeper refused it early
 			}
 			if err := c.send(keeperproto.ChanStdin, st.id, buf[sent:sent+k]); err != nil {
 				return err
@@ -51,17 +57,20 @@ func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user st
 			return rerr
 		}
 	}
-	if err := c.send(keeperproto.ChanStdinEOF, st.id, nil); err != nil {
-		return err
-	}
-	return c.writeAnswer(ctx, st, path)
-}
-
-func (c *Conn) writeAnswer(ctx context.Context, st *cstream, path string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	f, err := st.answer(ctx, false)
+	if err := c.send(keeperproto.ChanStdinEOF, st.id, nil); err != nil {
+		return err
+	}
+	return c.writeAnswer(st, path)
+}
+
+// writeAnswer waits for the keeper's verdict, whatever ctx does by now:
+// once all of the file went, a cancel races the rename, and only the
+// keeper knows which won.
+func (c *Conn) writeAnswer(st *cstream, path string) error {
+	f, err := st.answer(context.Background(), false)
 	if err != nil {
 		return err
 	}
