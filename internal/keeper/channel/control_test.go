@@ -104,6 +104,9 @@ func TestSignalReachesTheCommand(t *testing.T) {
 	if line, _ := out.ReadString('\n'); line != "ready\n" {
 		t.Fatalf("first line %q", line)
 	}
+	if err := e.Signal("SIGNOPE"); err == nil {
+		t.Fatal("an unknown signal was sent")
+	}
 	if err := e.Signal("USR1"); err != nil {
 		t.Fatal(err)
 	}

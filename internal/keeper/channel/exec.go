@@ -159,8 +159,11 @@ func (e *Exec) Next() (Chunk, error) {
 func (e *Exec) Stdin() io.WriteCloser { return e.stdin }
 
 // Signal sends a signal ("SIGTERM", "TERM", "15") to the command's main
-// process.
+// process; an unknown name is an error here, not a signal dropped there.
 func (e *Exec) Signal(name string) error {
+	if _, ok := keeperproto.SignalNumber(name); !ok {
+		return fmt.Errorf("keeper channel: unknown signal %q", name)
+	}
 	return e.st.c.send(keeperproto.ChanSignal, e.st.id, []byte(name))
 }
 

@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "6f249b75a3ee574e6d643f15131f0a77a459326508980fc1e68bc420287a909a"
+const BuiltFrom = "1a53f362ccce1e33368c7c67908a85456abfa97b96b3343570328bf3738b00ba"
