@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "e6768c13c2b9e064258746254e7886ebbe4ea3d7532d2e98a702cbeff5466e0c"
+const BuiltFrom = "9e7993245983c1ce558aadd2acf194592ce61364d039b23e7a51bf83197fd187"
