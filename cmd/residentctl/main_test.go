@@ -192,7 +192,7 @@ func TestErrorsPrintKindAndHint(t *testing.T) {
 	}
 	r = ctl(t, state, nil, "run", "--", "no-such-command-xyz")
 	r.want(t, 125, "")
-	if !strings.Contains(string(r.stderr), "invalid_request; hint:") {
+	if !strings.Contains(string(r.stderr), "not_found; hint:") {
 		t.Fatalf("missing command: %s", r.stderr)
 	}
 	r = ctl(t, state, nil, "--resident", "/nonexistent/resident", "ls")
