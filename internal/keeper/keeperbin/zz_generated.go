@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "1a53f362ccce1e33368c7c67908a85456abfa97b96b3343570328bf3738b00ba"
+const BuiltFrom = "ceba9d6e43e1bb581d7b5f7d0fb62e797470fb7b9053749cb28b7497a4bbd6ef"
