@@ -33,6 +33,8 @@ var Catalog = []Call{
 	request[ExecParams, ExecResult](MethodSandboxExec),
 	request[ExecStdinParams, Empty](MethodExecStdin),
 	request[ExecKillParams, Empty](MethodExecKill),
+	request[ExecAttachParams, ExecResult](MethodExecAttach),
+	request[SandboxIDParams, ListExecsResult](MethodSandboxExecs),
 	request[WriteFileParams, WriteFileResult](MethodSandboxWrite),
 	request[Empty, ListOwnedResult](MethodSandboxList),
 	request[SandboxIDParams, ReadOwnerResult](MethodSandboxOwner),

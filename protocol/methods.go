@@ -10,6 +10,8 @@ const (
 	MethodSandboxExec   = "sandbox/exec"
 	MethodExecStdin     = "exec/stdin"
 	MethodExecKill      = "exec/kill"
+	MethodExecAttach    = "exec/attach"
+	MethodSandboxExecs  = "sandbox/list_execs"
 	MethodSandboxWrite  = "sandbox/write_file"
 	MethodSandboxList   = "sandbox/list_owned"
 	MethodSandboxOwner  = "sandbox/read_owner"

@@ -89,6 +89,8 @@ func init() {
 		protocol.MethodSandboxExec:   handle(execute).routedBy(nil).keeping(keptByExec),
 		protocol.MethodExecStdin:     handle(execStdin).routedBy(byExec).keeping(keptByStdin),
 		protocol.MethodExecKill:      handle(execKill).routedBy(nil),
+		protocol.MethodExecAttach:    handle(attachExec).routedBy(nil),
+		protocol.MethodSandboxExecs:  handle(listExecs).routedBy(nil),
 		protocol.MethodSandboxWrite:  handle(writeFile).routedBy(bySandbox).keeping(keptByWriteFile),
 		protocol.MethodSandboxList:   handle(listOwned),
 		protocol.MethodSandboxOwner:  handle(readOwner).routedBy(nil),

@@ -27,6 +27,7 @@ type session struct {
 	prov   provider.Provider
 	store  provider.Store      // nil when the provider has none
 	writer provider.FileWriter // nil when the provider has none
+	detach provider.Detacher   // nil when the provider has none
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream
@@ -78,6 +79,9 @@ func newSession(opts Options) *session {
 	}
 	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
 		s.writer = w
+	}
+	if d, ok := opts.Provider.(provider.Detacher); ok && caps.Detach {
+		s.detach = d
 	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
 	return s
