@@ -33,6 +33,7 @@ var Catalog = []Call{
 	request[ExecParams, ExecResult](MethodSandboxExec),
 	request[ExecStdinParams, Empty](MethodExecStdin),
 	request[ExecKillParams, Empty](MethodExecKill),
+	request[ExecParams, ExecStartResult](MethodExecStart),
 	request[ExecAttachParams, ExecResult](MethodExecAttach),
 	request[SandboxIDParams, ListExecsResult](MethodSandboxExecs),
 	request[WriteFileParams, WriteFileResult](MethodSandboxWrite),

@@ -10,6 +10,7 @@ const (
 	MethodSandboxExec   = "sandbox/exec"
 	MethodExecStdin     = "exec/stdin"
 	MethodExecKill      = "exec/kill"
+	MethodExecStart     = "exec/start"
 	MethodExecAttach    = "exec/attach"
 	MethodSandboxExecs  = "sandbox/list_execs"
 	MethodSandboxWrite  = "sandbox/write_file"

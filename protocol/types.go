@@ -191,6 +191,13 @@ type ExecOutput struct {
 	Offset *int64 `json:"offset,omitempty"`
 }
 
+// ExecStartResult answers exec/start: the detached exec runs, named
+// ExecID in its sandbox; follow it with exec/attach.
+type ExecStartResult struct {
+	ExecID    string `json:"exec_id"`
+	StartedAt string `json:"started_at"`
+}
+
 // ExecAttachParams attach this session to a detached exec: its kept output
 // from Offset (0: everything the ring still holds) as exec/output
 // notifications under ExecID, then its live output, and the answer (an

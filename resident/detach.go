@@ -17,22 +17,51 @@ import (
 // exec/attach from offset 0 would, so the host sees no difference from an
 // ordinary exec until it goes away: then the exec goes on.
 func startDetached(ctx context.Context, s *session, entry *runningExec, p *protocol.ExecParams) (*protocol.ExecResult, error) {
+	if err := s.startDetachedExec(ctx, p); err != nil {
+		return nil, err
+	}
+	return s.follow(ctx, entry, p.SandboxID, p.ExecID, 0)
+}
+
+// startDetachedExec starts a validated detached exec. A cancel that comes
+// during the start does not cut it in two: the exec either runs or was
+// refused, and the host learns which from list_execs if not from here.
+func (s *session) startDetachedExec(ctx context.Context, p *protocol.ExecParams) error {
 	if s.detach == nil {
-		return nil, invalid("provider %s cannot detach execs (capability detach)", s.prov.Info().Name)
+		return invalid("provider %s cannot detach execs (capability detach)", s.prov.Info().Name)
 	}
 	req := provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, Detach: true, ID: p.ExecID}
 	if p.TimeoutS != 0 {
 		timeout, err := s.execTimeout(p.TimeoutS)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		req.Deadline = time.Now().Add(timeout)
 	}
-	if err := s.detach.StartDetached(ctx, p.SandboxID, req); err != nil {
-		return nil, err
+	if err := s.detach.StartDetached(context.WithoutCancel(ctx), p.SandboxID, req); err != nil {
+		return err
 	}
 	s.execLog(p.ExecID).Debug("detached exec started", zap.String("sandbox", p.SandboxID))
-	return s.follow(ctx, entry, p.SandboxID, p.ExecID, 0)
+	return nil
+}
+
+// startExec is exec/start: a detached exec that answers once it runs, for
+// a host that follows it later (or never), as a background job.
+func startExec(ctx context.Context, s *session, _ *call, p *protocol.ExecParams) (*protocol.ExecStartResult, error) {
+	if err := checkID("exec_id", p.ExecID); err != nil {
+		return nil, err
+	}
+	if err := s.validateExec(p); err != nil {
+		return nil, err
+	}
+	if err := s.checkOwnedBeforeExec(ctx, p.SandboxID); err != nil {
+		return nil, err
+	}
+	p.Detach = true
+	if err := s.startDetachedExec(ctx, p); err != nil {
+		return nil, err
+	}
+	return &protocol.ExecStartResult{ExecID: p.ExecID, StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}, nil
 }
 
 // attachExec is exec/attach: follow a detached exec from offset.

@@ -202,3 +202,26 @@ func TestDetachedExecsOfOtherInstallsAreNotFound(t *testing.T) {
 	h.callErr(protocol.MethodExecKill, map[string]any{"sandbox_id": "theirs", "exec_id": "x"}, protocol.KindNotFound)
 	h.callErr(protocol.MethodExecAttach, map[string]any{"exec_id": "nowhere"}, protocol.KindNotFound)
 }
+
+// exec/start is the background-job form: it answers once the exec runs,
+// and the host follows it (or not) later.
+func TestExecStartAnswersAtOnce(t *testing.T) {
+	d := newDetachFake()
+	h := startHost(t, d)
+	h.initialize(nil)
+	box := newBox(t, h)
+	var started protocol.ExecStartResult
+	h.call(protocol.MethodExecStart, execParams(box, "job-1", "make", "-j2"), &started)
+	if started.ExecID != "job-1" || started.StartedAt == "" || !d.running(box, "job-1") {
+		t.Fatalf("exec/start answered %+v; running %v", started, d.running(box, "job-1"))
+	}
+	h.callErr(protocol.MethodExecStart, execParams(box, "job-1", "make"), protocol.KindConflict)
+	d.emit(box, "job-1", "stdout", "built\n")
+	d.end(box, "job-1", 0)
+	var res protocol.ExecResult
+	h.call(protocol.MethodExecAttach, map[string]any{"sandbox_id": box, "exec_id": "job-1"}, &res)
+	if h.output("job-1", "stdout") != "built\n" || res.ExitCode != 0 || *res.NextOffset != 6 {
+		t.Fatalf("attach after exec/start: %q %+v", h.output("job-1", "stdout"), res)
+	}
+	h.callErr(protocol.MethodExecStart, execParams("not-mine", "job-2", "true"), protocol.KindNotFound)
+}

@@ -4,7 +4,9 @@
 //
 //	residentctl run [--image IMG] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
 //	residentctl ls [--json]
-//	residentctl exec ID [-i] [--env K=V] [--timeout D] -- CMD ARGS...
+//	residentctl exec ID [-i] [-d [--id EXEC_ID]] [--env K=V] [--timeout D] -- CMD ARGS...
+//	residentctl attach ID EXEC_ID [--offset N] [-i]
+//	residentctl execs ID [--json]
 //	residentctl rm ID...
 //	residentctl cp LOCAL ID:PATH
 //	residentctl volumes [--json]
@@ -60,7 +62,9 @@ type command struct {
 
 var commands = []command{
 	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH]... [--timeout D] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
-	{"exec", "ID [--env K=V]... [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox", cmdExec},
+	{"exec", "ID [--env K=V]... [--timeout D] [-i] [-d [--id EXEC_ID]] -- CMD ARGS...", "run a command in an existing sandbox", cmdExec},
+	{"attach", "ID EXEC_ID [--offset N] [-i]", "follow a detached exec (exec -d) from where you choose; Ctrl-C detaches", cmdAttach},
+	{"execs", "ID [--json]", "list a sandbox's detached execs", cmdExecs},
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
 	{"rm", "ID...", "terminate sandboxes", cmdRm},
 	{"cp", "LOCAL ID:PATH", "copy a local file (- for stdin) into a sandbox", cmdCp},

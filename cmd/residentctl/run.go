@@ -86,6 +86,9 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	fs := g.flags("exec", stdio)
 	var ef execFlags
 	ef.register(fs)
+	var detach bool
+	var detachID string
+	registerDetach(fs, &detach, &detachID)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stdio.err, "residentctl exec: usage: residentctl exec ID [flags] -- CMD ARGS...")
 		return exitUsage
@@ -111,7 +114,12 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "exec", err, exitRunFailure)
 	}
 	defer s.close()
-	return execute(ctx, s, g, stdio, "exec", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout}, ef.stdin)
+	p := protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout}
+	if detach {
+		p.Stdin = ef.stdin // fed later through residentctl attach -i
+		return startDetached(ctx, s, g, stdio, p, detachID)
+	}
+	return execute(ctx, s, g, stdio, "exec", p, ef.stdin)
 }
 
 // execute runs the command with its output going straight to stdout and
