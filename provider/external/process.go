@@ -57,6 +57,9 @@ type process struct {
 	stdout *outBuffer
 	stderr *outBuffer
 	stdin  *stdinWriter
+	// ordered, for an attachment, keeps the chunks in the provider's order
+	// with their offsets, in place of stdout and stderr.
+	ordered *chunkQueue
 
 	mu      sync.Mutex
 	used    int64 // bytes received and not yet granted back
@@ -85,7 +88,7 @@ func (e *process) Stdin() io.WriteCloser {
 
 // output is called on the read loop: it never blocks. Output past the
 // window is the provider breaking the protocol, and ends the exec.
-func (e *process) output(stream string, data []byte) {
+func (e *process) output(stream string, data []byte, offset int64) {
 	e.mu.Lock()
 	e.used += int64(len(data))
 	over := e.used > e.p.window
@@ -95,8 +98,10 @@ func (e *process) output(stream string, data []byte) {
 		e.kill()
 		return
 	}
-	switch stream {
-	case protocol.StreamStderr:
+	switch {
+	case e.ordered != nil:
+		e.ordered.push(provider.OutputChunk{Stream: stream, Offset: offset, Data: data})
+	case stream == protocol.StreamStderr:
 		e.stderr.push(data)
 	default:
 		e.stdout.push(data)
@@ -121,7 +126,7 @@ func (e *process) consumed(n int) {
 }
 
 func (e *process) exit(m wire.ExecExit) {
-	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled, Killed: m.Killed}, fromWireError(m.Error))
+	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled, Killed: m.Killed, TimedOut: m.TimedOut}, fromWireError(m.Error))
 }
 
 func (e *process) fail(err error) {
@@ -141,6 +146,9 @@ func (e *process) finish(st provider.ExitStatus, err error) {
 	e.mu.Unlock()
 	e.stdout.close()
 	e.stderr.close()
+	if e.ordered != nil {
+		e.ordered.close()
+	}
 	e.p.forget(e.id)
 }
 

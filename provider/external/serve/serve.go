@@ -231,6 +231,8 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		return wire.Empty{}, nil
 	case wire.MethodListVolumes, wire.MethodListDir, wire.MethodReadFile:
 		return s.store(ctx, conn, req)
+	case wire.MethodExecStartDetached, wire.MethodExecAttach, wire.MethodExecRelease, wire.MethodExecList, wire.MethodExecKillDetached:
+		return s.detached(ctx, conn, req)
 	case wire.MethodShutdown:
 		s.once.Do(func() { close(s.done) })
 		return wire.Empty{}, nil
@@ -302,7 +304,11 @@ func Describe(prov provider.Provider) wire.InitializeResult {
 	sec := prov.Secrets()
 	out := wire.InitializeResult{
 		ProtocolVersion: wire.Version, Name: info.Name, Version: info.Version, Capabilities: info.Capabilities,
-		Secrets: wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
+		DetachedBufferBytes: info.DetachedBufferBytes,
+		Secrets:             wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
+	}
+	if _, ok := prov.(provider.Detacher); !ok {
+		out.Capabilities.Detach, out.DetachedBufferBytes = false, 0
 	}
 	for _, t := range sec.Tokens {
 		out.Secrets.TokenPatterns = append(out.Secrets.TokenPatterns, wire.TokenPattern{
