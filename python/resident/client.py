@@ -25,7 +25,7 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, O
 from . import _framing
 from .errors import (Cancelled, CredentialsExpired, ProtocolError, ResidentError, ResidentExited, Unauthorized,
                      from_wire)
-from .types import DirEntry, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
+from .types import DirEntry, ExecInfo, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
 
 PROTOCOL_VERSION = 1
 EXIT_CREDENTIALS_EXPIRED = 3
@@ -83,11 +83,16 @@ class Execution:
         self._chunks: List[Tuple[str, bytes]] = []
         self._events: Optional["queue.Queue[Optional[Tuple[str, bytes]]]"] = queue.Queue() if iterate else None
         self._request_id: Optional[int] = None
+        #: For a detached exec: where exec/attach resumes after the output
+        #: delivered so far (Client.attach(..., offset=ex.offset)).
+        self.offset: Optional[int] = None
         self._future: "Future[Any]" = Future()
         self._stdin_thread: Optional[threading.Thread] = None
 
     # Called on the reader thread, in arrival order.
-    def _deliver(self, stream: str, data: bytes) -> None:
+    def _deliver(self, stream: str, data: bytes, offset: Optional[int] = None) -> None:
+        if offset is not None:
+            self.offset = int(offset)
         if self._capture:
             self._out.setdefault(stream, []).append(data)
             self._chunks.append((stream, data))
@@ -121,7 +126,9 @@ class Execution:
         self._client._call("exec/kill", {"exec_id": self.exec_id})
 
     def cancel(self) -> None:
-        """Cancels the exec request: the tree is killed and result() raises Cancelled."""
+        """Cancels the exec request: the tree is killed and result() raises
+        Cancelled. A detached exec is not killed: this session stops
+        following it (attach again later)."""
         if self._request_id is not None:
             self._client._notify("$/cancelRequest", {"id": self._request_id})
 
@@ -305,7 +312,7 @@ class Client:
             with self._lock:
                 ex = self._execs.get(p.get("exec_id"))
             if ex is not None:
-                ex._deliver(p.get("stream", "stdout"), base64.b64decode(p.get("data") or ""))
+                ex._deliver(p.get("stream", "stdout"), base64.b64decode(p.get("data") or ""), p.get("offset"))
         elif method == "store/data":
             with self._lock:
                 sink = self._reads.get(p.get("stream_id"))
@@ -403,12 +410,16 @@ class Client:
                    cwd: Optional[str] = None, timeout_s: Optional[float] = None,
                    stdin: Union[None, bool, bytes, IO[bytes], Iterable[bytes]] = None,
                    on_output: Optional[OutputCallback] = None, capture: bool = True, iterate: bool = False,
-                   exec_id: Optional[str] = None) -> Execution:
+                   exec_id: Optional[str] = None, detach: bool = False) -> Execution:
         """Starts an exec and returns at once. ``stdin``: None or False closes
         it at start; True keeps it open for Execution.write; bytes, a binary
-        file or an iterable of bytes is streamed in and then closed."""
+        file or an iterable of bytes is streamed in and then closed.
+        ``detach`` keeps the exec running when this client or its resident
+        goes; follow it again with attach(exec_id, offset=ex.offset)."""
         exec_id = exec_id or f"py-{self._session}-{next(self._exec_ids)}"
         params: Dict[str, Any] = {"sandbox_id": sandbox_id, "argv": list(argv), "exec_id": exec_id}
+        if detach:
+            params["detach"] = True
         if env:
             params["env"] = dict(env)
         if cwd:
@@ -417,6 +428,55 @@ class Client:
             params["timeout_s"] = timeout_s
         if stdin is not None and stdin is not False:
             params["stdin"] = True
+        ex = self._follow("sandbox/exec", params, exec_id, on_output, capture, iterate)
+        if stdin is not None and not isinstance(stdin, bool):
+            ex._stdin_thread = threading.Thread(target=self._feed_stdin, args=(ex, stdin), daemon=True,
+                                                name=f"resident-stdin-{exec_id}")
+            ex._stdin_thread.start()
+        return ex
+
+    def start_detached(self, sandbox_id: str, argv: Sequence[str], *, env: Optional[Mapping[str, str]] = None,
+                       cwd: Optional[str] = None, timeout_s: Optional[float] = None, stdin: bool = False,
+                       exec_id: Optional[str] = None) -> str:
+        """Starts a detached exec without following it (exec/start): a
+        background job that outlives this client and its resident. Returns
+        its exec id; follow it with attach()."""
+        exec_id = exec_id or f"job-{uuid.uuid4().hex[:12]}"
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "argv": list(argv), "exec_id": exec_id}
+        if env:
+            params["env"] = dict(env)
+        if cwd:
+            params["cwd"] = cwd
+        if timeout_s:
+            params["timeout_s"] = timeout_s
+        if stdin:
+            params["stdin"] = True
+        return str(self._call("exec/start", params)["exec_id"])
+
+    def attach(self, exec_id: str, *, sandbox_id: Optional[str] = None, offset: int = 0,
+               on_output: Optional[OutputCallback] = None, capture: bool = True,
+               iterate: bool = False) -> Execution:
+        """Follows a detached exec from ``offset`` (exec/attach), from any
+        session of the install: kept output, then live output, then its
+        result. Execution.offset keeps where to resume next time."""
+        params: Dict[str, Any] = {"exec_id": exec_id, "offset": int(offset)}
+        if sandbox_id:
+            params["sandbox_id"] = sandbox_id
+        ex = self._follow("exec/attach", params, exec_id, on_output, capture, iterate)
+        ex.offset = int(offset)
+        return ex
+
+    def list_execs(self, sandbox_id: str) -> List[ExecInfo]:
+        """The sandbox's detached execs, running or ended."""
+        res = self._call("sandbox/list_execs", {"sandbox_id": sandbox_id})
+        return [ExecInfo.from_wire(e) for e in res.get("execs") or []]
+
+    def kill_detached(self, sandbox_id: str, exec_id: str) -> None:
+        """Kills a detached exec this client does not follow, whole tree."""
+        self._call("exec/kill", {"exec_id": exec_id, "sandbox_id": sandbox_id})
+
+    def _follow(self, method: str, params: Dict[str, Any], exec_id: str, on_output: Optional[OutputCallback],
+                capture: bool, iterate: bool) -> Execution:
         ex = Execution(self, exec_id, on_output, capture, iterate)
 
         def register(rid: int) -> None:
@@ -424,7 +484,7 @@ class Client:
             with self._lock:
                 self._execs[exec_id] = ex
 
-        fut = self._start("sandbox/exec", params, before_send=register)
+        fut = self._start(method, params, before_send=register)
 
         def finished(f: "Future[Any]") -> None:
             with self._lock:
@@ -436,10 +496,6 @@ class Client:
                 ex._future.set_result(f.result())
 
         fut.add_done_callback(finished)
-        if stdin is not None and not isinstance(stdin, bool):
-            ex._stdin_thread = threading.Thread(target=self._feed_stdin, args=(ex, stdin), daemon=True,
-                                                name=f"resident-stdin-{exec_id}")
-            ex._stdin_thread.start()
         return ex
 
     def _feed_stdin(self, ex: Execution, source: Union[bytes, IO[bytes], Iterable[bytes]]) -> None:
