@@ -35,7 +35,8 @@ type Detacher interface {
 	KillExec(ctx context.Context, sandboxID, execID string) error
 }
 
-// Attachment is one reader of a detached exec.
+// Attachment is one reader of a detached exec. One of an exec started with
+// a terminal (ExecRequest.TTY) is also a Resizer.
 type Attachment interface {
 	// Next returns the exec's output in the order the sandbox saw it, one
 	// chunk at a time, each with its stream and the offset of its first

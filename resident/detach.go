@@ -30,7 +30,8 @@ func (s *session) startDetachedExec(ctx context.Context, p *protocol.ExecParams)
 	if s.detach == nil {
 		return invalid("provider %s cannot detach execs (capability detach)", s.prov.Info().Name)
 	}
-	req := provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, Detach: true, ID: p.ExecID}
+	req := provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, Detach: true, ID: p.ExecID,
+		User: p.User, TTY: p.TTY}
 	if p.TimeoutS != 0 {
 		timeout, err := s.execTimeout(p.TimeoutS)
 		if err != nil {
@@ -149,7 +150,7 @@ func (s *session) follow(ctx context.Context, entry *runningExec, sandboxID, exe
 				s.execLog(execID).Warn("killing a detached exec failed", zap.Error(err))
 			}
 		}()
-	})
+	}, resizerOf(att))
 	info := att.Info()
 	pump := newDetachedPump(s, s.scrub.ScrubString(execID), info.Offset)
 	err = pump.run(att)
@@ -220,4 +221,12 @@ func (s *session) killDetached(ctx context.Context, p *protocol.ExecKillParams) 
 		return err
 	}
 	return s.detach.KillExec(ctx, p.SandboxID, p.ExecID)
+}
+
+// resizerOf is the attachment's terminal, when it follows a tty exec.
+func resizerOf(att provider.Attachment) provider.Resizer {
+	if r, ok := att.(provider.Resizer); ok {
+		return r
+	}
+	return nil
 }

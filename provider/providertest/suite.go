@@ -63,6 +63,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
+	t.Run("sandbox_files", func(t *testing.T) { runSandboxFiles(t, h) })
+	t.Run("upload", func(t *testing.T) { runUpload(t, h) })
+	t.Run("volume_admin", func(t *testing.T) { runVolumeAdmin(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 	t.Run("detach", func(t *testing.T) { runDetach(t, h) })
 }

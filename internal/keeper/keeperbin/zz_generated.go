@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"
+const BuiltFrom = "e6768c13c2b9e064258746254e7886ebbe4ea3d7532d2e98a702cbeff5466e0c"
