@@ -14,7 +14,8 @@ import (
 
 // StartDetached starts a detached exec on the provider (exec/start_detached).
 func (p *Provider) StartDetached(ctx context.Context, sandboxID string, req provider.ExecRequest) error {
-	params := wire.DetachedStartParams{SandboxID: sandboxID, ExecID: req.ID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive}
+	params := wire.DetachedStartParams{SandboxID: sandboxID, ExecID: req.ID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive,
+		User: req.User, TTY: req.TTY}
 	if params.Env == nil {
 		params.Env = map[string]string{}
 	}
@@ -70,7 +71,10 @@ type attachment struct {
 }
 
 func (a *attachment) Next() (provider.OutputChunk, error) { return a.e.ordered.pop() }
-func (a *attachment) Info() provider.AttachInfo           { return a.info }
+
+// Resize reaches a detached tty exec through its attachment.
+func (a *attachment) Resize(size protocol.WindowSize) error { return a.e.Resize(size) }
+func (a *attachment) Info() provider.AttachInfo             { return a.info }
 
 func (a *attachment) Exit() (provider.ExitStatus, bool) {
 	select {

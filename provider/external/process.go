@@ -27,7 +27,8 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	e := newProcess(p, c, id, ctx)
 	p.execs[id] = e
 	p.mu.Unlock()
-	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive}
+	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive,
+		User: req.User, TTY: req.TTY}
 	if params.Env == nil {
 		params.Env = map[string]string{}
 	}
@@ -35,7 +36,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		p.forget(id)
 		return nil, err
 	}
-	if req.Stdin {
+	if req.Stdin || req.TTY != nil {
 		e.stdin = &stdinWriter{e: e}
 	}
 	go e.watch(ctx)

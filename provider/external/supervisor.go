@@ -211,24 +211,32 @@ func (p *Provider) nextID(id *jsonrpc2.ID) jsonrpc2.ID {
 // wireError keeps the provider's kind; an unknown or missing one is
 // transient, as the contract says.
 func wireError(name, method, msg string, code int64, data *json.RawMessage) error {
-	kind := protocol.KindTransient
+	var d wire.ErrorData
 	if data != nil {
-		var d wire.ErrorData
-		if json.Unmarshal(*data, &d) == nil && d.Kind.Known() {
-			kind = d.Kind
-		}
+		_ = json.Unmarshal(*data, &d)
 	}
 	_ = code
-	return &protocol.Error{Kind: kind, Msg: msg}
+	return errorOf(d, msg)
+}
+
+// errorOf is the provider's error with its kind, and its reason when the
+// reason is known and belongs to that kind (a reason that contradicts its
+// kind is dropped: the kind is what hosts branch on first).
+func errorOf(d wire.ErrorData, msg string) error {
+	kind := d.Kind
+	if !kind.Known() {
+		kind = protocol.KindTransient
+	}
+	e := &protocol.Error{Kind: kind, Msg: msg}
+	if d.Reason.Known() && d.Reason.Kind() == kind {
+		e.Reason, e.Field = d.Reason, d.Field
+	}
+	return e
 }
 
 func fromWireError(e *wire.Error) error {
 	if e == nil {
 		return nil
 	}
-	kind := e.Data.Kind
-	if !kind.Known() {
-		kind = protocol.KindTransient
-	}
-	return &protocol.Error{Kind: kind, Msg: e.Message}
+	return errorOf(e.Data, e.Message)
 }

@@ -25,7 +25,8 @@ func (s *Server) detached(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc
 		if err != nil {
 			return nil, err
 		}
-		r := provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, Detach: true, ID: p.ExecID}
+		r := provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, Detach: true, ID: p.ExecID,
+			User: p.User, TTY: p.TTY}
 		if p.DeadlineUnixMS > 0 {
 			r.Deadline = time.UnixMilli(p.DeadlineUnixMS)
 		}
@@ -113,7 +114,7 @@ func (s *Server) pumpAttachment(conn *jsonrpc2.Conn, id string, e *execution, at
 		}
 		if err != nil {
 			_ = conn.Notify(context.Background(), wire.NotifyExecExit, wire.ExecExit{ExecID: id, Code: -1,
-				Error: &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wire.ErrorData{Kind: protocol.KindOf(err)}}})
+				Error: &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wireData(err)}})
 			return
 		}
 		for data, off := c.Data, c.Offset; len(data) > 0; {
@@ -134,3 +135,12 @@ func (a attachedStdin) Stdout() io.Reader                  { return nil }
 func (a attachedStdin) Stderr() io.Reader                  { return nil }
 func (a attachedStdin) Stdin() io.WriteCloser              { return a.att.Stdin() }
 func (a attachedStdin) Wait() (provider.ExitStatus, error) { st, _ := a.att.Exit(); return st, nil }
+
+// Resize reaches an attached tty exec (exec/resize under the attach id).
+func (a attachedStdin) Resize(size protocol.WindowSize) error {
+	r, ok := a.att.(provider.Resizer)
+	if !ok {
+		return protocol.Errorf(protocol.KindInvalidRequest, "this exec has no terminal")
+	}
+	return r.Resize(size)
+}

@@ -26,6 +26,15 @@ const (
 	MethodExecStart   = "exec/start"
 	MethodExecStdin   = "exec/stdin"
 	MethodExecKill    = "exec/kill"
+	MethodExecResize  = "exec/resize"
+	// Files of a running sandbox and volume admin (capabilities
+	// sandbox_files, upload, volume_admin).
+	MethodSandboxReadFile = "sandbox/read_file"
+	MethodSandboxListDir  = "sandbox/list_dir"
+	MethodSandboxUpload   = "sandbox/upload"
+	MethodUploadData      = "upload/data"
+	MethodCreateVolume    = "store/create_volume"
+	MethodDeleteVolume    = "store/delete_volume"
 	// Detached execs (capability detach, §4.1 of the page).
 	MethodExecStartDetached = "exec/start_detached"
 	MethodExecAttach        = "exec/attach"
@@ -159,6 +168,60 @@ type ExecStartParams struct {
 	// Exclusive: kill every other process of the sandbox first; a provider
 	// that cannot must refuse the exec (invalid_request), never ignore it.
 	Exclusive bool `json:"exclusive,omitempty"`
+	// User and TTY as in protocol.md's sandbox/exec (capabilities
+	// exec_user and tty).
+	User string               `json:"user,omitempty"`
+	TTY  *protocol.WindowSize `json:"tty,omitempty"`
+}
+
+type ExecResizeParams struct {
+	ExecID string `json:"exec_id"`
+	Rows   uint16 `json:"rows"`
+	Cols   uint16 `json:"cols"`
+}
+
+// SandboxReadFileParams stream a running sandbox's file as store/data
+// under StreamID, with store/credit, answering {} at its end.
+type SandboxReadFileParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	StreamID  string `json:"stream_id"`
+}
+
+type SandboxListDirParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	Limit     int    `json:"limit"`
+}
+
+// UploadParams open an atomic write of a file of any size, fed by
+// upload/data under UploadID; answered with the bytes written once the
+// file is in place.
+type UploadParams struct {
+	SandboxID string  `json:"sandbox_id"`
+	Path      string  `json:"path"`
+	Mode      *uint32 `json:"mode,omitempty"`
+	UploadID  string  `json:"upload_id"`
+}
+
+type UploadResult struct {
+	Bytes int64 `json:"bytes"`
+}
+
+// UploadData is the next piece of an upload, answered once accepted. It may
+// arrive before its sandbox/upload does: the provider holds it until then.
+// Abort fails the upload: the provider removes what it wrote, then answers
+// the sandbox/upload with an error.
+type UploadData struct {
+	UploadID string `json:"upload_id"`
+	Data     []byte `json:"data,omitempty"`
+	EOF      bool   `json:"eof,omitempty"`
+	Abort    bool   `json:"abort,omitempty"`
+}
+
+type VolumeParams struct {
+	Owner Owner  `json:"owner"`
+	Name  string `json:"name"`
 }
 
 type ExecStdinParams struct {
@@ -195,7 +258,9 @@ type DetachedStartParams struct {
 	Stdin     bool              `json:"stdin"`
 	Exclusive bool              `json:"exclusive,omitempty"`
 	// DeadlineUnixMS, unless 0, is when the provider kills it.
-	DeadlineUnixMS int64 `json:"deadline_unix_ms,omitempty"`
+	DeadlineUnixMS int64                `json:"deadline_unix_ms,omitempty"`
+	User           string               `json:"user,omitempty"`
+	TTY            *protocol.WindowSize `json:"tty,omitempty"`
 }
 
 // AttachParams open an attachment, named AttachID as an exec is: its
@@ -243,8 +308,13 @@ type Error struct {
 	Data    ErrorData `json:"data"`
 }
 
+// ErrorData is the error's kind and, for a failure about a file, a
+// program or a volume, its reason and the param it is about (protocol.md
+// §6): a missing file is told from a missing sandbox by the reason.
 type ErrorData struct {
-	Kind protocol.Kind `json:"kind"`
+	Kind   protocol.Kind   `json:"kind"`
+	Reason protocol.Reason `json:"reason,omitempty"`
+	Field  string          `json:"field,omitempty"`
 }
 
 type ListVolumesResult struct {
