@@ -152,6 +152,21 @@ class AsyncClient:
     async def read_file(self, root: str, path: str, into: Any = None) -> ReadResult:
         return await self._run(self.client.read_file, root, path, into)
 
+    async def create_volume(self, name: str) -> None:
+        await self._run(self.client.create_volume, name)
+
+    async def delete_volume(self, name: str) -> None:
+        await self._run(self.client.delete_volume, name)
+
+    async def read_sandbox_file(self, sandbox_id: str, path: str, into: Any = None) -> ReadResult:
+        return await self._run(self.client.read_sandbox_file, sandbox_id, path, into)
+
+    async def list_sandbox_dir(self, sandbox_id: str, path: str = "", limit: Optional[int] = None) -> Listing:
+        return await self._run(self.client.list_sandbox_dir, sandbox_id, path, limit)
+
+    async def upload(self, sandbox_id: str, path: str, source: Any, mode: Optional[int] = None) -> int:
+        return await self._run(self.client.upload, sandbox_id, path, source, mode)
+
     async def close(self) -> Optional[int]:
         return await self._run(self.client.close)
 

@@ -121,6 +121,10 @@ class Execution:
     def close_stdin(self) -> None:
         self.write(b"", eof=True)
 
+    def resize(self, rows: int, cols: int) -> None:
+        """Resizes the terminal of an exec started with tty."""
+        self._client._call("exec/resize", {"exec_id": self.exec_id, "rows": rows, "cols": cols})
+
     def kill(self) -> None:
         """Kills the exec's whole process tree; the result says killed."""
         self._client._call("exec/kill", {"exec_id": self.exec_id})
@@ -185,6 +189,7 @@ class Client:
         self._on_log = on_log
         self._on_expired = on_credentials_expired
         self._on_pull = on_pull_progress
+        self._on_watch: Optional[Callable[[Dict[str, Any]], None]] = None
         self._ids = itertools.count(1)
         self._exec_ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
@@ -325,6 +330,11 @@ class Client:
                     self._on_expired(self._expired_message)
                 except Exception:
                     log.exception("credentials-expired callback failed")
+        elif method == "sandbox/changed" and self._on_watch is not None:
+            try:
+                self._on_watch(dict(p))
+            except Exception:
+                log.exception("watch callback failed")
         elif method == "sandbox/pull_progress" and self._on_pull is not None:
             try:
                 self._on_pull(dict(p))
@@ -410,7 +420,8 @@ class Client:
                    cwd: Optional[str] = None, timeout_s: Optional[float] = None,
                    stdin: Union[None, bool, bytes, IO[bytes], Iterable[bytes]] = None,
                    on_output: Optional[OutputCallback] = None, capture: bool = True, iterate: bool = False,
-                   exec_id: Optional[str] = None, detach: bool = False) -> Execution:
+                   exec_id: Optional[str] = None, detach: bool = False, user: Optional[str] = None,
+                   tty: Optional[Tuple[int, int]] = None) -> Execution:
         """Starts an exec and returns at once. ``stdin``: None or False closes
         it at start; True keeps it open for Execution.write; bytes, a binary
         file or an iterable of bytes is streamed in and then closed.
@@ -420,6 +431,10 @@ class Client:
         params: Dict[str, Any] = {"sandbox_id": sandbox_id, "argv": list(argv), "exec_id": exec_id}
         if detach:
             params["detach"] = True
+        if user:
+            params["user"] = user
+        if tty is not None:
+            params["tty"] = {"rows": int(tty[0]), "cols": int(tty[1])}
         if env:
             params["env"] = dict(env)
         if cwd:
@@ -529,13 +544,81 @@ class Client:
     def read_file(self, root: str, path: str, into: Optional[IO[bytes]] = None) -> ReadResult:
         """Streams a volume's file. With ``into`` the bytes go there as they
         arrive (any size); else they are returned in ReadResult.data."""
+        return self._read_stream("store/read_file", {"root": root, "path": path}, into)
+
+    def create_volume(self, name: str) -> None:
+        """Creates a store volume owned by this install (store/create_volume)."""
+        self._call("store/create_volume", {"name": name})
+
+    def delete_volume(self, name: str) -> None:
+        """Deletes one of this install's volumes; one a running sandbox mounts is Conflict."""
+        self._call("store/delete_volume", {"name": name})
+
+    # ---- files of a running sandbox -------------------------------------
+
+    def read_sandbox_file(self, sandbox_id: str, path: str, into: Optional[IO[bytes]] = None) -> ReadResult:
+        """Streams a running sandbox's file (sandbox/read_file), read as the
+        sandbox's user; a relative path is in its work directory. With
+        ``into`` the bytes go there as they arrive (any size)."""
+        return self._read_stream("sandbox/read_file", {"sandbox_id": sandbox_id, "path": path}, into)
+
+    def list_sandbox_dir(self, sandbox_id: str, path: str = "", limit: Optional[int] = None) -> Listing:
+        """Lists a directory of a running sandbox (sandbox/list_dir)."""
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path}
+        if limit is not None:
+            params["limit"] = limit
+        r = self._call("sandbox/list_dir", params)
+        return Listing([DirEntry.from_wire(e) for e in r["entries"]], bool(r.get("truncated")))
+
+    def upload(self, sandbox_id: str, path: str, source: Union[bytes, IO[bytes], Iterable[bytes]],
+               mode: Optional[int] = None) -> int:
+        """Writes a file of any size into a running sandbox, streamed
+        (sandbox/write_file with a stream, fed by upload/data, each answered
+        as it is accepted), atomically: a reader never sees half of it, and
+        a failed upload leaves nothing behind. Returns the bytes written."""
+        stream_id = f"py-up-{self._session}-{next(self._ids)}"
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path, "stream_id": stream_id}
+        if mode is not None:
+            params["mode"] = mode
+        rid: List[int] = []
+        fut = self._start("sandbox/write_file", params, before_send=rid.append)
+        try:
+            for chunk in _chunks(source):
+                if fut.done():
+                    break  # refused: its answer says why
+                self._call("upload/data", {"stream_id": stream_id, "data": _b64(chunk)})
+            else:
+                self._call("upload/data", {"stream_id": stream_id, "eof": True})
+        except ResidentError:
+            if not fut.done():
+                raise
+        except BaseException:
+            # The source failed (or we were interrupted): cancel the upload
+            # and wait until the resident has removed what it wrote.
+            self._notify("$/cancelRequest", {"id": rid[0]})
+            try:
+                fut.result(timeout=60)
+            except ResidentError:
+                pass
+            raise
+        return int(fut.result()["bytes"])
+
+    def watch(self, on_event: Callable[[Dict[str, Any]], None]) -> List[Sandbox]:
+        """Starts sandbox/watch: on_event gets each sandbox/changed (created,
+        state, terminated, exec_started, exec_ended) on the reader thread.
+        Returns the owned sandboxes at the start."""
+        self._on_watch = on_event
+        res = self._call("sandbox/watch", {})
+        return [Sandbox.from_wire(b) for b in res.get("sandboxes") or []]
+
+    def _read_stream(self, method: str, params: Dict[str, Any], into: Optional[IO[bytes]]) -> ReadResult:
         stream_id = f"py-read-{self._session}-{next(self._ids)}"
         parts: List[bytes] = []
         sink: Callable[[bytes], None] = into.write if into is not None else parts.append  # type: ignore[assignment]
         with self._lock:
             self._reads[stream_id] = sink
         try:
-            r = self._call("store/read_file", {"root": root, "path": path, "stream_id": stream_id})
+            r = self._call(method, dict(params, stream_id=stream_id))
         finally:
             with self._lock:
                 self._reads.pop(stream_id, None)

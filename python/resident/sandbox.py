@@ -282,6 +282,9 @@ class ResidentSandbox(Sandbox):
         if len(content) <= limit:
             self.client.write_file(sid, path, content, mode)
             return
+        if self.client.info.capabilities.get("upload"):
+            self.client.upload(sid, path, content, mode)  # streamed and atomic
+            return
         # Past one write_file, stream through the shell's cat. The path is
         # made relative to "/", which every provider resolves as the
         # sandbox's root (local maps it into the sandbox directory).
@@ -293,6 +296,15 @@ class ResidentSandbox(Sandbox):
         if r.exit_code != 0:
             raise SetupError(f"upload of {remote_path} failed (exit {r.exit_code}): "
                              f"{r.output.decode('utf-8', 'replace')[-2000:]}")
+
+    def read_file(self, remote_path: str) -> bytes:
+        """The bytes of a file of the running sandbox (relative paths are
+        under WORK_DIR), scrubbed as all output is; a missing file raises
+        NotFound with reason no_such_file."""
+        sid = self._id()
+        path = remote_path if remote_path.startswith("/") else f"{self.WORK_DIR}/{remote_path}"
+        data = self.client.read_sandbox_file(sid, path).data
+        return data or b""
 
     def setup(self, seed_dir: Path, universe: str, loop_prompt_template: str,
               wheels: Optional[List[Path]] = None) -> None:
