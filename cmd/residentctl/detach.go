@@ -24,7 +24,7 @@ func cmdAttach(ctx context.Context, g *globals, stdio stdio, args []string) int 
 	stdin := fs.Bool("i", false, "forward residentctl's stdin to the exec (it must have been started with -i)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	}
 	if len(pos) != 2 {
 		return usageError(stdio, "attach", fmt.Errorf("usage: residentctl attach ID EXEC_ID [--offset N] [-i]"))
@@ -37,6 +37,9 @@ func cmdAttach(ctx context.Context, g *globals, stdio stdio, args []string) int 
 	streams := client.Streams{Stdout: stdio.out, Stderr: stdio.err}
 	if *stdin {
 		streams.Stdin = stdio.in
+	}
+	if pos[0], err = s.resolveID(ctx, pos[0]); err != nil {
+		return report(stdio, g, "attach", err, exitRunFailure)
 	}
 	res, err := s.AttachExec(ctx, protocol.ExecAttachParams{SandboxID: pos[0], ExecID: pos[1], Offset: *offset}, streams)
 	if errors.Is(err, context.Canceled) || client.KindOf(err) == protocol.KindCancelled {
@@ -58,7 +61,7 @@ func cmdExecs(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	asJSON := fs.Bool("json", false, "print the execs as a JSON array (the protocol's ExecInfo objects)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	}
 	if len(pos) != 1 {
 		return usageError(stdio, "execs", fmt.Errorf("usage: residentctl execs ID [--json]"))
@@ -68,6 +71,9 @@ func cmdExecs(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "execs", err, exitFailure)
 	}
 	defer s.close()
+	if pos[0], err = s.resolveID(ctx, pos[0]); err != nil {
+		return report(stdio, g, "execs", err, exitFailure)
+	}
 	execs, err := s.ListExecs(ctx, pos[0])
 	if err != nil {
 		return report(stdio, g, "execs", err, exitFailure)

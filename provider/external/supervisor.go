@@ -212,31 +212,16 @@ func (p *Provider) nextID(id *jsonrpc2.ID) jsonrpc2.ID {
 // transient, as the contract says.
 func wireError(name, method, msg string, code int64, data *json.RawMessage) error {
 	var d wire.ErrorData
-	if data != nil {
-		_ = json.Unmarshal(*data, &d)
+	if data == nil || json.Unmarshal(*data, &d) != nil {
+		d = wire.ErrorData{}
 	}
 	_ = code
-	return errorOf(d, msg)
-}
-
-// errorOf is the provider's error with its kind, and its reason when the
-// reason is known and belongs to that kind (a reason that contradicts its
-// kind is dropped: the kind is what hosts branch on first).
-func errorOf(d wire.ErrorData, msg string) error {
-	kind := d.Kind
-	if !kind.Known() {
-		kind = protocol.KindTransient
-	}
-	e := &protocol.Error{Kind: kind, Msg: msg}
-	if d.Reason.Known() && d.Reason.Kind() == kind {
-		e.Reason, e.Field = d.Reason, d.Field
-	}
-	return e
+	return d.Error(msg)
 }
 
 func fromWireError(e *wire.Error) error {
 	if e == nil {
 		return nil
 	}
-	return errorOf(e.Data, e.Message)
+	return e.Data.Error(e.Message)
 }

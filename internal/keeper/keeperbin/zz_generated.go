@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "e6768c13c2b9e064258746254e7886ebbe4ea3d7532d2e98a702cbeff5466e0c"
+const BuiltFrom = "4c4faf7df8a508e308feef6611236584cb52f0ccecdb6104f4d48b20772e7732"

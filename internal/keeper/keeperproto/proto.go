@@ -85,8 +85,10 @@ func hexDigit(c rune) (uint32, bool) {
 // StatusPrefix starts the first line a "run" keeper writes on stdout, before
 // the child exists: "\x00resident-keeper ok <oomcount>\n" when the child is
 // about to start, or "\x00resident-keeper err <kind> <message>\n" when it
-// cannot (bad cwd, no such executable). The NUL keeps it from ever looking
-// like output a program would print first.
+// cannot (bad cwd, no such executable). <kind> may be
+// "kind/reason/field": the protocol's error reason (no_such_file,
+// permission_denied, not_directory) and the param it is about (argv, cwd).
+// The NUL keeps it from ever looking like output a program would print first.
 const StatusPrefix = "\x00resident-keeper "
 
 // MaxStatusLine bounds how much the provider reads looking for the status.

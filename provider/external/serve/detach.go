@@ -114,7 +114,7 @@ func (s *Server) pumpAttachment(conn *jsonrpc2.Conn, id string, e *execution, at
 		}
 		if err != nil {
 			_ = conn.Notify(context.Background(), wire.NotifyExecExit, wire.ExecExit{ExecID: id, Code: -1,
-				Error: &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wireData(err)}})
+				Error: &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wire.DataOf(err)}})
 			return
 		}
 		for data, off := c.Data, c.Offset; len(data) > 0; {

@@ -117,7 +117,7 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}()
 	res, err := s.serve(ctx, conn, req)
 	if err != nil {
-		data, _ := json.Marshal(wireData(err))
+		data, _ := json.Marshal(wire.DataOf(err))
 		raw := json.RawMessage(data)
 		return nil, &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: &raw}
 	}
@@ -328,12 +328,6 @@ func Describe(prov provider.Provider) wire.InitializeResult {
 			Name: t.Name, Regexp: t.Regexp.String(), Prefixes: t.Prefixes, MaxLen: t.MaxLen})
 	}
 	return out
-}
-
-// wireData is err's kind, reason and field as the provider protocol carries them.
-func wireData(err error) wire.ErrorData {
-	d := protocol.DataOf(err)
-	return wire.ErrorData{Kind: d.Kind, Reason: d.Reason, Field: d.Field}
 }
 
 type nopCloser struct{}

@@ -308,13 +308,34 @@ type Error struct {
 	Data    ErrorData `json:"data"`
 }
 
-// ErrorData is the error's kind and, for a failure about a file, a
-// program or a volume, its reason and the param it is about (protocol.md
-// §6): a missing file is told from a missing sandbox by the reason.
+// ErrorData is error.data: the kind, and the reason and field of a failure
+// about a file, a directory or a program (protocol.Reason).
 type ErrorData struct {
 	Kind   protocol.Kind   `json:"kind"`
 	Reason protocol.Reason `json:"reason,omitempty"`
 	Field  string          `json:"field,omitempty"`
+}
+
+// DataOf is the wire's error.data for err.
+func DataOf(err error) ErrorData {
+	d := protocol.DataOf(err)
+	return ErrorData{Kind: d.Kind, Reason: d.Reason, Field: d.Field}
+}
+
+// Error gives a wire error back its kind (transient when unknown) and, when
+// known, its reason.
+func (d ErrorData) Error(msg string) error {
+	kind := d.Kind
+	if !kind.Known() {
+		kind = protocol.KindTransient
+	}
+	e := &protocol.Error{Kind: kind, Msg: msg}
+	// A reason that contradicts its kind is dropped: the kind is what
+	// hosts branch on first.
+	if d.Reason.Known() && d.Reason.Kind() == kind {
+		e.Reason, e.Field = d.Reason, d.Field
+	}
+	return e
 }
 
 type ListVolumesResult struct {
