@@ -37,8 +37,9 @@ func TestConformanceOverThePythonDockerShim(t *testing.T) {
 		return p
 	}
 	providertest.Run(t, providertest.Harness{
-		New:   open,
-		Image: image,
+		New:               open,
+		Image:             image,
+		StartFailuresExit: true,
 		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
 			providertest.SeedThroughSandbox(t, open(t), image, owner, name, files)
 		},

@@ -47,6 +47,11 @@ type Harness struct {
 	// honours exclusive execs: the hostile cases then fail instead of
 	// skipping where an exec could.
 	Isolated bool
+	// StartFailuresExit says the backend cannot tell a start failure from
+	// the command's own end and reports it as a shell does, exit 127 for a
+	// missing program and 126 for one that cannot run (the Python Docker
+	// shim, through docker-py's exec): start_reasons then checks the codes.
+	StartFailuresExit bool
 }
 
 // OwnerKey is the owner tag key the suite uses, as the resident builds it
@@ -60,12 +65,14 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("lifecycle", func(t *testing.T) { runLifecycle(t, h) })
 	t.Run("exec", func(t *testing.T) { runExec(t, h) })
+	t.Run("start_reasons", func(t *testing.T) { runStartReasons(t, h) })
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
 	t.Run("sandbox_files", func(t *testing.T) { runSandboxFiles(t, h) })
 	t.Run("upload", func(t *testing.T) { runUpload(t, h) })
 	t.Run("volume_admin", func(t *testing.T) { runVolumeAdmin(t, h) })
+	t.Run("selfcheck_files", func(t *testing.T) { runSelfCheckFiles(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 }
 
