@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9e7993245983c1ce558aadd2acf194592ce61364d039b23e7a51bf83197fd187"
+const BuiltFrom = "4c4faf7df8a508e308feef6611236584cb52f0ccecdb6104f4d48b20772e7732"

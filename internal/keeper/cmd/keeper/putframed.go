@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -86,9 +87,10 @@ func framedMode(target string, mode *fs.FileMode) (fs.FileMode, error) {
 }
 
 func copyFrames(f *os.File) (int64, error) {
+	in := bufio.NewReaderSize(os.Stdin, 256<<10) // a frame's header and payload in one read
 	var n int64
 	for {
-		typ, payload, err := keeperproto.ReadFrame(os.Stdin)
+		typ, payload, err := keeperproto.ReadFrame(in)
 		if err != nil {
 			return n, errCut
 		}
