@@ -54,6 +54,26 @@ type route struct {
 	StreamID  string `json:"stream_id"`
 }
 
+// routeOf reads the ids a request is routed by from its decoded params, or
+// from the raw ones when they did not decode (the handler then fails, but
+// the request still takes its place in its queue). Decoding the raw params
+// a second time would be one more pass over every byte of a data frame.
+func routeOf(params any, raw []byte) route {
+	switch p := params.(type) {
+	case *protocol.UploadDataParams:
+		return route{StreamID: p.StreamID}
+	case *protocol.ExecStdinParams:
+		return route{ExecID: p.ExecID}
+	case *protocol.WriteFileParams:
+		return route{SandboxID: p.SandboxID, StreamID: p.StreamID}
+	case *protocol.ExecParams:
+		return route{SandboxID: p.SandboxID, ExecID: p.ExecID}
+	}
+	var r route
+	_ = json.Unmarshal(raw, &r) // a malformed one fails in its handler
+	return r
+}
+
 // Handle is called on the connection's read loop, in arrival order. It does
 // only what must happen in that order (decoding, the budget, cancellation,
 // ordering tickets, exec pre-registration) and runs the request itself on
@@ -68,10 +88,10 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{}), hold: in.hold}
 	m, known := methods[req.Method]
 	if known {
-		if m.routed {
-			_ = json.Unmarshal(in.params, &c.route) // a malformed one fails in its handler
-		}
 		c.params, c.decodeErr = m.decode(in.params)
+		if m.routed {
+			c.route = routeOf(c.params, in.params)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()

@@ -30,7 +30,8 @@ func handle[P any, R any](fn func(ctx context.Context, s *session, c *call, p *P
 	return method{
 		decode: func(raw []byte) (any, error) {
 			p := new(P)
-			if err := protocol.DecodeParams(raw, p); err != nil {
+			// raw is the params of a body ParseEnvelope validated.
+			if err := protocol.DecodeValidParams(raw, p); err != nil {
 				return nil, err
 			}
 			return p, nil

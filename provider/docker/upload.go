@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,8 +65,11 @@ func (p *Provider) WriteFileFrom(ctx context.Context, sandboxID, filePath string
 
 var errUploadRefused = errors.New("the keeper stopped reading the upload")
 
-// sendFrames copies src as data frames, then the end frame.
+// sendFrames copies src as data frames, then the end frame. Frames are
+// gathered into large writes: each write to the exec's stdin is a trip
+// through the engine's copy loop.
 func sendFrames(ctx context.Context, run *helperRun, src io.Reader) error {
+	out := bufio.NewWriterSize(run.hijack.Conn, 256<<10)
 	buf := make([]byte, keeperproto.MaxFramePayload)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -73,7 +77,7 @@ func sendFrames(ctx context.Context, run *helperRun, src io.Reader) error {
 		}
 		n, rerr := src.Read(buf)
 		if n > 0 {
-			if err := keeperproto.WriteFrame(run.hijack.Conn, keeperproto.FrameData, buf[:n]); err != nil {
+			if err := keeperproto.WriteFrame(out, keeperproto.FrameData, buf[:n]); err != nil {
 				return errUploadRefused
 			}
 		}
@@ -84,7 +88,10 @@ func sendFrames(ctx context.Context, run *helperRun, src io.Reader) error {
 			return rerr
 		}
 	}
-	if err := keeperproto.WriteFrame(run.hijack.Conn, keeperproto.FrameEOF, nil); err != nil {
+	if err := keeperproto.WriteFrame(out, keeperproto.FrameEOF, nil); err != nil {
+		return errUploadRefused
+	}
+	if err := out.Flush(); err != nil {
 		return errUploadRefused
 	}
 	return run.hijack.CloseWrite()
