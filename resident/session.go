@@ -32,7 +32,7 @@ type session struct {
 	streamer provider.StreamWriter
 	volumes  provider.VolumeAdmin
 	// watch sends sandbox/changed once the host asked (see watcher).
-	watch *watcher
+	watch  *watcher
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream

@@ -67,6 +67,11 @@ func (s *session) writeStreamed(ctx context.Context, c *call, p *protocol.WriteF
 	if err := s.checkOwned(ctx, p.SandboxID); err != nil {
 		return nil, err
 	}
+	// A cancelled write_file ($/cancelRequest, the session ending) fails
+	// the provider's read of the stream, which a provider blocked waiting
+	// for the next upload/data would otherwise never see.
+	stop := context.AfterFunc(ctx, func() { _ = u.r.CloseWithError(context.Cause(ctx)) })
+	defer stop()
 	n, err := s.streamer.WriteFileFrom(ctx, p.SandboxID, p.Path, p.Mode, u.r)
 	if err != nil {
 		return nil, err

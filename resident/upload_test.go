@@ -83,3 +83,24 @@ func TestUploadRefusesDataAndStreamTogetherAndDuplicateStreams(t *testing.T) {
 		t.Fatalf("first upload: %s", m.Error.Message)
 	}
 }
+
+// A provider blocked reading the stream, which never looks at ctx, is freed
+// by the write_file's cancel, and keeps nothing.
+func TestCancelledUploadEndsAProviderBlockedOnTheStream(t *testing.T) {
+	f := newFilesFake()
+	f.plainRead = true
+	h := startHost(t, f)
+	h.initialize(nil)
+	id := createdBox(t, h)
+	write := h.send(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": id, "path": "stuck.bin", "stream_id": "up"})
+	h.call(protocol.MethodUploadData, map[string]any{"stream_id": "up", "data": []byte("some")}, nil)
+	h.notify(protocol.MethodCancelRequest, map[string]any{"id": h.nextID - 1})
+	if m := h.await(write); m.Error == nil || m.Error.Data.Kind != protocol.KindCancelled {
+		t.Fatalf("cancelled write_file answered %+v", m)
+	}
+	f.fmu.Lock()
+	defer f.fmu.Unlock()
+	if _, ok := f.uploaded["stuck.bin"]; ok {
+		t.Fatal("a cancelled upload left a file")
+	}
+}
