@@ -108,3 +108,22 @@ func errnoText(err error) string {
 	}
 	return err.Error()
 }
+
+// RefuseUnannounced is the check a provider makes first in Exec and Create:
+// an exec user, a terminal or a spec.user it does not announce
+// (capabilities.exec_user, capabilities.tty) is invalid_request naming the
+// capability, never ignored. The resident refuses them before they reach a
+// provider; this keeps an embedder that calls the provider directly from
+// running a command as the wrong user in silence.
+func RefuseUnannounced(info Info, req *ExecRequest, spec *protocol.Spec) error {
+	c := info.Capabilities
+	switch {
+	case req != nil && req.User != "" && !c.ExecUser:
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec user: provider %s cannot run a command as another user (capabilities.exec_user is false)", info.Name)
+	case req != nil && req.TTY != nil && !c.TTY:
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec tty: provider %s cannot run a command on a terminal (capabilities.tty is false)", info.Name)
+	case spec != nil && spec.User != "" && !c.ExecUser:
+		return protocol.Errorf(protocol.KindInvalidRequest, "spec.user: provider %s cannot run a sandbox as another user (capabilities.exec_user is false)", info.Name)
+	}
+	return nil
+}

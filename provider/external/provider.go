@@ -174,6 +174,9 @@ func (p *Provider) OnUnauthorized(hook func(reason string)) {
 }
 
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	if tags == nil {
 		tags = map[string]string{}
 	}

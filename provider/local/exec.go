@@ -32,6 +32,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := p.Start(); err != nil {
 		return nil, err
 	}
+	if err := provider.RefuseUnannounced(p.Info(), &req, nil); err != nil {
+		return nil, err
+	}
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
 	}

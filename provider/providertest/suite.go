@@ -66,6 +66,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("lifecycle", func(t *testing.T) { runLifecycle(t, h) })
 	t.Run("exec", func(t *testing.T) { runExec(t, h) })
 	t.Run("start_reasons", func(t *testing.T) { runStartReasons(t, h) })
+	t.Run("unannounced", func(t *testing.T) { runUnannounced(t, h) })
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
