@@ -138,7 +138,10 @@ func fsError(what, p string, err error) error {
 		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: path leaves its root", what, p)
 	}
 	if reason, ok := provider.ReasonOfErrno(err); ok {
-		return protocol.ReasonError(reason, protocol.FieldPath, fmt.Sprintf("%s %q: %s", what, p, reasonText(reason)), err)
+		// The message says it all; the kernel's own words (openat and a
+		// path relative to the sandbox's directory) would say more than
+		// the host needs.
+		return protocol.ReasonError(reason, protocol.FieldPath, fmt.Sprintf("%s %q: %s", what, p, reasonText(reason)), nil)
 	}
 	return &protocol.Error{Kind: protocol.KindTransient, Msg: what + " " + p, Err: err}
 }

@@ -30,7 +30,7 @@ func programError(name, hostPath string) error {
 // cwdError is a working directory that cannot be entered, about cwd.
 func cwdError(cwd string, err error) error {
 	if reason, ok := provider.ReasonOfErrno(err); ok {
-		return protocol.ReasonError(reason, protocol.FieldCwd, fmt.Sprintf("exec cwd %q: %s", cwd, reasonText(reason)), err)
+		return protocol.ReasonError(reason, protocol.FieldCwd, fmt.Sprintf("exec cwd %q: %s", cwd, reasonText(reason)), nil)
 	}
 	return fsError("exec cwd", cwd, err)
 }
