@@ -44,6 +44,8 @@ type Capabilities struct {
 	ReadOnlyVolumes  bool `json:"read_only_volumes"`
 	ImagePull        bool `json:"image_pull"`
 	CredentialExpiry bool `json:"credential_expiry"`
+	// Pool: sandbox/create takes pool (warm pools, §4.2).
+	Pool bool `json:"pool"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.
@@ -105,6 +107,9 @@ type VolumeMount struct {
 type CreateParams struct {
 	Spec Spec              `json:"spec"`
 	Tags map[string]string `json:"tags,omitempty"`
+	// Pool keeps sandboxes of this exact spec and tags ready, so that the
+	// next create like this one answers at once (capabilities.pool).
+	Pool *PoolParams `json:"pool,omitempty"`
 }
 
 // CreateResult holds the new sandbox's opaque id.

@@ -21,7 +21,16 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if info := s.prov.Info(); p.Spec.RequireIsolation && !info.Capabilities.Isolation {
 		return nil, invalid("spec.require_isolation: provider %s does not isolate sandboxes here (capabilities.isolation is false)", info.Name)
 	}
-	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
+	if err := s.checkPool(p); err != nil {
+		return nil, err
+	}
+	var id string
+	var err error
+	if p.Pool != nil {
+		id, err = s.createFromPool(ctx, p)
+	} else {
+		id, err = s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
+	}
 	if err != nil {
 		return nil, err
 	}

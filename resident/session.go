@@ -27,6 +27,9 @@ type session struct {
 	prov   provider.Provider
 	store  provider.Store      // nil when the provider has none
 	writer provider.FileWriter // nil when the provider has none
+	// pools are the warm pools, nil when the provider has no Pooler;
+	// started by initialize.
+	pools  *pools
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream
@@ -78,6 +81,9 @@ func newSession(opts Options) *session {
 	}
 	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
 		s.writer = w
+	}
+	if pl, ok := opts.Provider.(provider.Pooler); ok && caps.Pool {
+		s.pools = newPools(pl, opts.Provider.Terminate, s.log, opts.Now)
 	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
 	return s

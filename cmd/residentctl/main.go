@@ -2,7 +2,7 @@
 // spawns a resident, runs one command through the client library, and
 // exits. See `residentctl help` and the package doc of client.
 //
-//	residentctl run [--image IMG] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
+//	residentctl run [--image IMG] [--env K=V] [--timeout D] [-i] [--keep] [--pool N] -- CMD ARGS...
 //	residentctl ls [--json]
 //	residentctl exec ID [-i] [--env K=V] [--timeout D] -- CMD ARGS...
 //	residentctl rm ID...
@@ -59,7 +59,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH]... [--timeout D] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
+	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH]... [--timeout D] [-i] [--keep] [--pool N] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
 	{"exec", "ID [--env K=V]... [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox", cmdExec},
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
 	{"rm", "ID...", "terminate sandboxes", cmdRm},

@@ -326,3 +326,11 @@ func TestProvidersComeFromTheResident(t *testing.T) {
 		t.Fatalf("help: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// --pool reaches sandbox/create: local has no pools, and says so by name.
+func TestRunPoolNeedsTheCapability(t *testing.T) {
+	r := ctl(t, t.TempDir(), nil, "run", "--pool", "2", "--", "true")
+	if r.code != exitRunFailure || !strings.Contains(string(r.stderr), "capabilities.pool") {
+		t.Fatalf("run --pool on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	ef.register(fs)
 	image := fs.String("image", "", "image for the sandbox (docker; recorded, not used, by local)")
 	keep := fs.Bool("keep", false, "keep the sandbox afterwards and print its id on stderr (default: terminate it)")
+	pool := fs.Int("pool", 0, "keep `N` sandboxes of this image and env ready for the next run (capabilities.pool; 0: none)")
 	var volumes multiFlag
 	fs.Var(&volumes, "v", "mount a persistent volume `VOL:PATH` (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -63,7 +64,11 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "run", err, exitRunFailure)
 	}
 	defer s.close()
-	id, err := s.Create(ctx, protocol.CreateParams{Spec: spec, Tags: map[string]string{"residentctl": "run"}})
+	create := protocol.CreateParams{Spec: spec, Tags: map[string]string{"residentctl": "run"}}
+	if *pool > 0 {
+		create.Pool = &protocol.PoolParams{Size: *pool}
+	}
+	id, err := s.Create(ctx, create)
 	s.progress.done()
 	if err != nil {
 		return report(stdio, g, "run: creating the sandbox", err, exitRunFailure)
