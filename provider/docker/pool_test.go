@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,58 +18,6 @@ func createIdle(t *testing.T, p *Provider, owner provider.Owner, mark provider.P
 	}
 	t.Cleanup(func() { _, _ = p.Terminate(context.Background(), id) })
 	return id
-}
-
-// An idle member is listed by ListIdle (its owner's only) and not by
-// ListOwned; of concurrent claims exactly one wins, and the claimed member
-// is then an ordinary sandbox with exactly the host's tags.
-func TestPoolMemberClaim(t *testing.T) {
-	p, _ := newTestProvider(t)
-	owner := testOwner(t)
-	mark := provider.PoolMark{Key: "k1", MaxIdle: time.Hour}
-	id := createIdle(t, p, owner, mark)
-
-	idle, err := p.ListIdle(testCtx(t), owner)
-	if err != nil || len(idle) != 1 || idle[0].SandboxID != id || idle[0].Mark != mark || !idle[0].Running {
-		t.Fatalf("ListIdle = %+v, %v", idle, err)
-	}
-	if owned, err := p.ListOwned(testCtx(t), owner); err != nil || len(owned) != 0 {
-		t.Fatalf("ListOwned shows an idle member: %+v, %v", owned, err)
-	}
-	other := provider.Owner{Key: owner.Key, InstallID: owner.InstallID + "-other"}
-	if idle, err := p.ListIdle(testCtx(t), other); err != nil || len(idle) != 0 {
-		t.Fatalf("another install's ListIdle = %+v, %v", idle, err)
-	}
-
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = p.Claim(testCtx(t), id) }()
-	}
-	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case protocol.KindOf(err) != protocol.KindNotFound:
-			t.Fatalf("a losing claim: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d claims won, want exactly 1: %v", won, errs)
-	}
-	owned, err := p.ListOwned(testCtx(t), owner)
-	if err != nil || len(owned) != 1 || owned[0].SandboxID != id || len(owned[0].Tags) != 2 || owned[0].Tags["job"] != "pooled" {
-		t.Fatalf("ListOwned after the claim = %+v, %v", owned, err)
-	}
-	if idle, _ := p.ListIdle(testCtx(t), owner); len(idle) != 0 {
-		t.Fatalf("a claimed member is still idle: %+v", idle)
-	}
-	if err := p.Claim(testCtx(t), id); protocol.KindOf(err) != protocol.KindNotFound {
-		t.Fatalf("claiming an ordinary sandbox: %v", err)
-	}
 }
 
 // The start sweep removes members past their max idle time, of any
