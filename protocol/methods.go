@@ -18,7 +18,11 @@ const (
 	MethodStoreListDir  = "store/list_dir"
 	MethodStoreReadFile = "store/read_file"
 	MethodShutdown      = "shutdown"
-	MethodCancelRequest = "$/cancelRequest"
+
+	MethodSandboxSnapshot = "sandbox/snapshot"
+	MethodSnapshotList    = "snapshot/list"
+	MethodSnapshotDelete  = "snapshot/delete"
+	MethodCancelRequest   = "$/cancelRequest"
 )
 
 // Notifications, resident to host.

@@ -46,6 +46,9 @@ type Capabilities struct {
 	CredentialExpiry bool `json:"credential_expiry"`
 	// Pool: sandbox/create takes pool (warm pools, §4.2).
 	Pool bool `json:"pool"`
+	// Snapshot: sandbox/snapshot, snapshot/list and snapshot/delete, and
+	// spec.image "snapshot:NAME" (§4.16).
+	Snapshot bool `json:"snapshot"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.

@@ -72,6 +72,7 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 	caps.WriteFile = s.writer != nil
 	caps.CredentialExpiry = true
 	caps.Pool = s.pools != nil
+	caps.Snapshot = s.snapshots != nil
 	if s.pools != nil {
 		s.pools.start(s.owner)
 	}

@@ -96,5 +96,9 @@ func init() {
 		protocol.MethodStoreVolumes:  handle(listVolumes),
 		protocol.MethodStoreListDir:  handle(listDir),
 		protocol.MethodStoreReadFile: handle(readFile),
+
+		protocol.MethodSandboxSnapshot: handle(takeSnapshot).routedBy(bySandbox),
+		protocol.MethodSnapshotList:    handle(listSnapshots),
+		protocol.MethodSnapshotDelete:  handle(deleteSnapshot),
 	}
 }

@@ -21,6 +21,9 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if info := s.prov.Info(); p.Spec.RequireIsolation && !info.Capabilities.Isolation {
 		return nil, invalid("spec.require_isolation: provider %s does not isolate sandboxes here (capabilities.isolation is false)", info.Name)
 	}
+	if err := s.checkSnapshotImage(p.Spec.Image); err != nil {
+		return nil, err
+	}
 	if err := s.checkPool(p); err != nil {
 		return nil, err
 	}

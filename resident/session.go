@@ -23,10 +23,11 @@ const (
 )
 
 type session struct {
-	opts   Options
-	prov   provider.Provider
-	store  provider.Store      // nil when the provider has none
-	writer provider.FileWriter // nil when the provider has none
+	opts      Options
+	prov      provider.Provider
+	store     provider.Store       // nil when the provider has none
+	writer    provider.FileWriter  // nil when the provider has none
+	snapshots provider.Snapshotter // nil when the provider has none
 	// pools are the warm pools, nil when the provider has no Pooler;
 	// started by initialize.
 	pools  *pools
@@ -81,6 +82,9 @@ func newSession(opts Options) *session {
 	}
 	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
 		s.writer = w
+	}
+	if sn, ok := opts.Provider.(provider.Snapshotter); ok && caps.Snapshot {
+		s.snapshots = sn
 	}
 	if pl, ok := opts.Provider.(provider.Pooler); ok && caps.Pool {
 		s.pools = newPools(pl, opts.Provider.Terminate, s.log, opts.Now)

@@ -41,6 +41,9 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 		return "", err
 	}
 	name := markIdle(labels, idle)
+	if spec.Image, err = p.resolveSnapshot(ctx, spec.Image, owner); err != nil {
+		return "", err
+	}
 	parent := ctx
 	ctx, endBound := p.callCtx(parent)
 	defer func() { endBound() }()
@@ -62,6 +65,9 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 		imageEnv, imageLabels, imageWorkdir = img.Config.Env, img.Config.Labels, img.Config.WorkingDir
 	}
 	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
+		return "", err
+	}
+	if err := checkSnapshotImage(spec.Image, imageLabels, owner); err != nil {
 		return "", err
 	}
 	refs, err := p.ensureHelpers(ctx)

@@ -65,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 	t.Run("pool", func(t *testing.T) { runPool(t, h) })
+	t.Run("snapshot", func(t *testing.T) { runSnapshot(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite
