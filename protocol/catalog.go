@@ -34,6 +34,10 @@ var Catalog = []Call{
 	request[ExecStdinParams, Empty](MethodExecStdin),
 	request[ExecKillParams, Empty](MethodExecKill),
 	request[WriteFileParams, WriteFileResult](MethodSandboxWrite),
+	request[UploadDataParams, Empty](MethodUploadData),
+	request[SandboxReadFileParams, ReadFileResult](MethodSandboxReadFile),
+	request[SandboxListDirParams, ListDirResult](MethodSandboxListDir),
+	request[ExecResizeParams, Empty](MethodExecResize),
 	request[Empty, ListOwnedResult](MethodSandboxList),
 	request[SandboxIDParams, ReadOwnerResult](MethodSandboxOwner),
 	request[SandboxIDParams, TerminateResult](MethodSandboxTerm),
@@ -43,12 +47,16 @@ var Catalog = []Call{
 	request[SnapshotParams, Snapshot](MethodSandboxSnapshot),
 	request[Empty, ListSnapshotsResult](MethodSnapshotList),
 	request[SnapshotNameParams, DeleteSnapshotResult](MethodSnapshotDelete),
+	request[VolumeNameParams, Empty](MethodCreateVolume),
+	request[VolumeNameParams, Empty](MethodDeleteVolume),
+	request[Empty, ListOwnedResult](MethodSandboxWatch),
 	request[Empty, Empty](MethodShutdown),
 	notification[CancelParams](MethodCancelRequest, true),
 	notification[ExecOutput](NotifyExecOutput, false),
 	notification[StoreData](NotifyStoreData, false),
 	notification[CredentialsExpired](NotifyCredentialsExpired, false),
 	notification[PullProgress](NotifyPullProgress, false),
+	notification[WatchEvent](NotifyWatchEvent, false),
 }
 
 // CallOf finds a method or notification in Catalog by name.

@@ -22,6 +22,13 @@ const (
 	MethodSandboxSnapshot = "sandbox/snapshot"
 	MethodSnapshotList    = "snapshot/list"
 	MethodSnapshotDelete  = "snapshot/delete"
+	MethodSandboxReadFile = "sandbox/read_file"
+	MethodSandboxListDir  = "sandbox/list_dir"
+	MethodUploadData      = "upload/data"
+	MethodExecResize      = "exec/resize"
+	MethodCreateVolume    = "store/create_volume"
+	MethodDeleteVolume    = "store/delete_volume"
+	MethodSandboxWatch    = "sandbox/watch"
 	MethodCancelRequest   = "$/cancelRequest"
 )
 
@@ -31,6 +38,7 @@ const (
 	NotifyStoreData          = "store/data"
 	NotifyCredentialsExpired = "resident/credentials_expired"
 	NotifyPullProgress       = "sandbox/pull_progress"
+	NotifyWatchEvent         = "sandbox/changed"
 )
 
 // Stream names in exec/output.

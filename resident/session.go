@@ -30,7 +30,13 @@ type session struct {
 	snapshots provider.Snapshotter // nil when the provider has none
 	// pools are the warm pools, nil when the provider has no Pooler;
 	// started by initialize.
-	pools  *pools
+	pools *pools
+	// The optional abilities of issue 14, nil when the provider lacks one.
+	files    provider.SandboxFiles
+	streamer provider.StreamWriter
+	volumes  provider.VolumeAdmin
+	// watch sends sandbox/changed once the host asked (see watcher).
+	watch  *watcher
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream
@@ -50,6 +56,7 @@ type session struct {
 	inflight map[string]context.CancelCauseFunc // request id -> cancel
 	queues   map[string]chan struct{}           // ordering key -> last ticket
 	execs    map[string]*runningExec            // exec id -> exec, until it answers
+	uploads  map[string]*upload                 // stream id -> streamed write_file, until it answers
 	running  int                                // execs holding a concurrency slot
 
 	isExpired    atomic.Bool
@@ -69,6 +76,7 @@ func newSession(opts Options) *session {
 		inflight:   map[string]context.CancelCauseFunc{},
 		queues:     map[string]chan struct{}{},
 		execs:      map[string]*runningExec{},
+		uploads:    map[string]*upload{},
 		expiredCh:  make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 	}
@@ -89,7 +97,17 @@ func newSession(opts Options) *session {
 	if pl, ok := opts.Provider.(provider.Pooler); ok && caps.Pool {
 		s.pools = newPools(pl, opts.Provider.Terminate, s.log, opts.Now)
 	}
+	if f, ok := opts.Provider.(provider.SandboxFiles); ok && caps.SandboxFiles {
+		s.files = f
+	}
+	if w, ok := opts.Provider.(provider.StreamWriter); ok && caps.Upload {
+		s.streamer = w
+	}
+	if v, ok := opts.Provider.(provider.VolumeAdmin); ok && caps.VolumeAdmin && s.store != nil {
+		s.volumes = v
+	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
+	s.watch = newWatcher(s)
 	return s
 }
 
