@@ -49,6 +49,8 @@ type Capabilities struct {
 	// Snapshot: sandbox/snapshot, snapshot/list and snapshot/delete, and
 	// spec.image "snapshot:NAME" (§4.16).
 	Snapshot bool `json:"snapshot"`
+	// ImageBuild: image/build, and spec.image "build:TAG" (§4.33).
+	ImageBuild bool `json:"image_build"`
 	// SandboxFiles: sandbox/read_file and sandbox/list_dir.
 	SandboxFiles bool `json:"sandbox_files"`
 	// Upload: sandbox/write_file with stream_id, fed by upload/data.

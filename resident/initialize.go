@@ -73,6 +73,7 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 	caps.CredentialExpiry = true
 	caps.Pool = s.pools != nil
 	caps.Snapshot = s.snapshots != nil
+	caps.ImageBuild = s.builder != nil
 	if s.pools != nil {
 		s.pools.start(s.owner)
 	}

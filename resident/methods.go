@@ -108,5 +108,6 @@ func init() {
 		protocol.MethodSandboxSnapshot: handle(takeSnapshot).routedBy(bySandbox),
 		protocol.MethodSnapshotList:    handle(listSnapshots),
 		protocol.MethodSnapshotDelete:  handle(deleteSnapshot),
+		protocol.MethodImageBuild:      handle(buildImage).routedBy(nil),
 	}
 }

@@ -28,6 +28,9 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if err := s.checkSnapshotImage(p.Spec.Image); err != nil {
 		return nil, err
 	}
+	if err := s.checkBuildImage(p.Spec.Image); err != nil {
+		return nil, err
+	}
 	if err := s.checkPool(p); err != nil {
 		return nil, err
 	}

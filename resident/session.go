@@ -25,9 +25,10 @@ const (
 type session struct {
 	opts      Options
 	prov      provider.Provider
-	store     provider.Store       // nil when the provider has none
-	writer    provider.FileWriter  // nil when the provider has none
-	snapshots provider.Snapshotter // nil when the provider has none
+	store     provider.Store        // nil when the provider has none
+	writer    provider.FileWriter   // nil when the provider has none
+	snapshots provider.Snapshotter  // nil when the provider has none
+	builder   provider.ImageBuilder // nil when the provider has none
 	// pools are the warm pools, nil when the provider has no Pooler;
 	// started by initialize.
 	pools *pools
@@ -93,6 +94,9 @@ func newSession(opts Options) *session {
 	}
 	if sn, ok := opts.Provider.(provider.Snapshotter); ok && caps.Snapshot {
 		s.snapshots = sn
+	}
+	if b, ok := opts.Provider.(provider.ImageBuilder); ok && caps.ImageBuild {
+		s.builder = b
 	}
 	if pl, ok := opts.Provider.(provider.Pooler); ok && caps.Pool {
 		s.pools = newPools(pl, opts.Provider.Terminate, s.log, opts.Now)

@@ -150,21 +150,34 @@ func (p *Provider) DeleteSnapshot(ctx context.Context, owner provider.Owner, nam
 }
 
 // resolveSnapshot turns spec.image "snapshot:NAME" into owner's snapshot's
-// image id; any other image is left as it is.
+// image id, and "build:TAG" into owner's built image's; any other image is
+// left as it is.
 func (p *Provider) resolveSnapshot(ctx context.Context, image string, owner provider.Owner) (string, error) {
+	cctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	if tag, ok := strings.CutPrefix(image, protocol.BuildPrefix); ok {
+		res, err := p.cli.ImageInspect(cctx, buildRef(owner, tag))
+		switch {
+		case cerrdefs.IsNotFound(err):
+			return "", protocol.Errorf(protocol.KindNotFound, "built image %q not found", tag)
+		case err != nil:
+			return "", classify(cctx, "image inspect", err)
+		case res.Config == nil || !isOwnedBuild(res.Config.Labels, owner, res.RepoTags, buildRef(owner, tag)):
+			return "", protocol.Errorf(protocol.KindNotFound, "built image %q not found", tag)
+		}
+		return res.ID, nil
+	}
 	name, ok := strings.CutPrefix(image, protocol.SnapshotPrefix)
 	if !ok {
 		return image, nil
 	}
-	cctx, cancel := p.callCtx(ctx)
-	defer cancel()
 	return p.findSnapshot(cctx, owner, name)
 }
 
-// checkSnapshotImage refuses, as missing, a snapshot of another install
-// named by its raw reference: its files are that install's.
+// checkSnapshotImage refuses, as missing, a snapshot or built image of
+// another install named by its raw reference: its files are that install's.
 func checkSnapshotImage(image string, labels map[string]string, owner provider.Owner) error {
-	if isManaged(labels, RoleSnapshot) && !owner.Owns(labels) {
+	if (isManaged(labels, RoleSnapshot) || isManaged(labels, RoleBuild)) && !owner.Owns(labels) {
 		return protocol.Errorf(protocol.KindNotFound, "image %q not found", image)
 	}
 	return nil

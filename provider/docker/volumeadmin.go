@@ -83,4 +83,3 @@ func (p *Provider) DeleteVolume(ctx context.Context, owner provider.Owner, name 
 	p.log.Info("store volume deleted", zap.String("volume", name), zap.String("owner", owner.InstallID))
 	return nil
 }
-
