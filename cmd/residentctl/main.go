@@ -10,6 +10,8 @@
 //	residentctl volume ls|create|rm [NAME...]
 //	residentctl ls-volume VOL [PATH] [--json]
 //	residentctl cat VOL:PATH
+//	residentctl snapshot ID NAME | snapshot ls [--json] | snapshot rm NAME...
+//	residentctl build [-f DOCKERFILE] TAG DIR
 //	residentctl providers
 //
 // The resident binary is --resident, else "resident" in the directory of
@@ -72,6 +74,8 @@ var commands = []command{
 	{"volumes", "[--json]", "list persistent volumes (volume ls)", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
 	{"cat", "VOL:PATH", "print a file of a volume", cmdCat},
+	{"snapshot", "ID NAME | ls [--json] | rm NAME...", "record a sandbox's files as a snapshot (spec.image snapshot:NAME), list or delete snapshots", cmdSnapshot},
+	{"build", "[-f DOCKERFILE] TAG DIR", "build DIR as an image for spec.image build:TAG, streaming its progress", cmdBuild},
 	{"providers", "", "list the providers the resident binary can load (for --provider)", cmdProviders},
 }
 

@@ -336,3 +336,21 @@ func TestRunPoolNeedsTheCapability(t *testing.T) {
 		t.Fatalf("run --pool on local: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// snapshot and build reach the wire: local has neither, and says so by name.
+func TestSnapshotAndBuildNeedTheirCapabilities(t *testing.T) {
+	state := t.TempDir()
+	r := ctl(t, state, nil, "snapshot", "ls")
+	if r.code != exitFailure || !strings.Contains(string(r.stderr), "capabilities.snapshot") {
+		t.Fatalf("snapshot ls on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = ctl(t, state, nil, "build", "t1", dir)
+	if r.code != exitFailure || !strings.Contains(string(r.stderr), "capabilities.image_build") {
+		t.Fatalf("build on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	ctl(t, state, nil, "snapshot", "only-one-word").want(t, exitUsage, "")
+}
