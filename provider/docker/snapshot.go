@@ -58,7 +58,7 @@ func (p *Provider) Snapshot(ctx context.Context, sandboxID string, owner provide
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	if _, err := p.inspectSandbox(cctx, sandboxID); err != nil {
+	if err := p.checkOwnedSandbox(cctx, sandboxID, owner); err != nil {
 		return protocol.Snapshot{}, err
 	}
 	switch _, err := p.findSnapshot(cctx, owner, name); {
@@ -77,6 +77,22 @@ func (p *Provider) Snapshot(ctx context.Context, sandboxID string, owner provide
 	}
 	p.log.Info("snapshot taken", zap.String("sandbox", shortID(sandboxID)), zap.String("snapshot", name), zap.String("owner", owner.InstallID))
 	return p.snapshotInfo(cctx, owner, name)
+}
+
+// checkOwnedSandbox refuses, as missing, a sandbox owner does not own,
+// from memory when the provider knows it (its owner never changes).
+func (p *Provider) checkOwnedSandbox(ctx context.Context, sandboxID string, owner provider.Owner) error {
+	if known, ok := p.known.owner(sandboxID, owner.Key); ok && known == owner.InstallID {
+		return nil
+	}
+	c, err := p.inspectSandbox(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	if !owner.Owns(c.Config.Labels) {
+		return notFound(sandboxID)
+	}
+	return nil
 }
 
 // findSnapshot returns the image id of owner's snapshot name.

@@ -29,3 +29,18 @@ func TestSnapshotRawReferenceIsTheOwnersAlone(t *testing.T) {
 	// The owner itself may use the raw reference too.
 	create(t, p, owner, protocol.Spec{Image: snapshotRef(owner, "raw")}, nil)
 }
+
+// The provider itself refuses to snapshot another install's sandbox, as
+// missing, whatever the resident checked before.
+func TestSnapshotOfAnotherInstallsSandbox(t *testing.T) {
+	p, _ := newTestProvider(t)
+	owner := testOwner(t)
+	src := create(t, p, owner, protocol.Spec{}, nil)
+	other := provider.Owner{Key: owner.Key, InstallID: owner.InstallID + "-other"}
+	fresh, _ := newTestProvider(t) // knows nothing yet: it must ask the engine
+	for _, prov := range []*Provider{p, fresh} {
+		if _, err := prov.Snapshot(testCtx(t), src, other, "theirs"); protocol.KindOf(err) != protocol.KindNotFound {
+			t.Fatalf("a snapshot of another install's sandbox: %v", err)
+		}
+	}
+}
