@@ -41,7 +41,7 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 		return "", err
 	}
 	name := markIdle(labels, idle)
-	if spec.Image, err = p.resolveSnapshot(ctx, spec.Image, owner); err != nil {
+	if spec.Image, err = p.resolveOwnedImage(ctx, spec.Image, owner); err != nil {
 		return "", err
 	}
 	parent := ctx
@@ -67,7 +67,7 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
 		return "", err
 	}
-	if err := checkSnapshotImage(spec.Image, imageLabels, owner); err != nil {
+	if err := checkOwnedImage(spec.Image, imageLabels, owner); err != nil {
 		return "", err
 	}
 	refs, err := p.ensureHelpers(ctx)

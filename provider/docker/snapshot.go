@@ -165,10 +165,10 @@ func (p *Provider) DeleteSnapshot(ctx context.Context, owner provider.Owner, nam
 	return true, nil
 }
 
-// resolveSnapshot turns spec.image "snapshot:NAME" into owner's snapshot's
+// resolveOwnedImage turns spec.image "snapshot:NAME" into owner's snapshot's
 // image id, and "build:TAG" into owner's built image's; any other image is
 // left as it is.
-func (p *Provider) resolveSnapshot(ctx context.Context, image string, owner provider.Owner) (string, error) {
+func (p *Provider) resolveOwnedImage(ctx context.Context, image string, owner provider.Owner) (string, error) {
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	if tag, ok := strings.CutPrefix(image, protocol.BuildPrefix); ok {
@@ -190,9 +190,9 @@ func (p *Provider) resolveSnapshot(ctx context.Context, image string, owner prov
 	return p.findSnapshot(cctx, owner, name)
 }
 
-// checkSnapshotImage refuses, as missing, a snapshot or built image of
+// checkOwnedImage refuses, as missing, a snapshot or built image of
 // another install named by its raw reference: its files are that install's.
-func checkSnapshotImage(image string, labels map[string]string, owner provider.Owner) error {
+func checkOwnedImage(image string, labels map[string]string, owner provider.Owner) error {
 	if (isManaged(labels, RoleSnapshot) || isManaged(labels, RoleBuild)) && !owner.Owns(labels) {
 		return protocol.Errorf(protocol.KindNotFound, "image %q not found", image)
 	}
