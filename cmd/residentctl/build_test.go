@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,14 +50,17 @@ func TestBuildOnDocker(t *testing.T) {
 		}
 	}
 	write("Dockerfile", "FROM "+image+"\nCOPY greeting /greeting\n")
-	write("greeting", "hello from the context\n")
+	// Unique per run: the install id is the test's name, and an earlier
+	// run's build of the same bytes would be a cache hit.
+	greeting := fmt.Sprintf("hello from the context %d\n", time.Now().UnixNano())
+	write("greeting", greeting)
 	docker := []string{"--provider", "docker"}
 	r := ctl(t, state, nil, append(docker, "build", "ctl-t1", dir)...)
 	r.want(t, 0, "build:ctl-t1\n")
 	if !strings.Contains(string(r.stderr), "Step 2/") {
 		t.Fatalf("no build progress on stderr:\n%s", r.stderr)
 	}
-	ctl(t, state, nil, append(docker, "run", "--image", "build:ctl-t1", "--", "cat", "/greeting")...).want(t, 0, "hello from the context\n")
+	ctl(t, state, nil, append(docker, "run", "--image", "build:ctl-t1", "--", "cat", "/greeting")...).want(t, 0, greeting)
 	again := ctl(t, state, nil, append(docker, "build", "ctl-t2", dir)...)
 	again.want(t, 0, "build:ctl-t2\n")
 	if !strings.Contains(string(again.stderr), "reused") {
