@@ -198,3 +198,43 @@ func checkOwnedImage(image string, labels map[string]string, owner provider.Owne
 	}
 	return nil
 }
+
+// sweepImages is the start sweep's part for snapshots and builds: an image
+// of ours that lost its last tag (a snapshot deleted while a fork still ran
+// from it, a build whose tag moved to a newer one) is removed, once no
+// container uses it; the engine refuses while one does, and a later
+// resident's sweep tries again.
+func (p *Provider) sweepImages(ctx context.Context) error {
+	return p.sweepImagesOlderThan(ctx, untaggedImageAge)
+}
+
+// untaggedImageAge is how long an untagged image of ours is left alone.
+const untaggedImageAge = 10 * time.Minute
+
+func (p *Provider) sweepImagesOlderThan(ctx context.Context, minAge time.Duration) error {
+	for _, role := range []string{RoleSnapshot, RoleBuild} {
+		cctx, cancel := p.callCtx(ctx)
+		list, err := p.cli.ImageList(cctx, client.ImageListOptions{Filters: roleFilter(role).Add("dangling", "true")})
+		cancel()
+		if err != nil {
+			return classify(ctx, "image list", err)
+		}
+		for _, img := range list.Items {
+			// Older engines list an untagged image's tags as "<none>:<none>".
+			// A young one may be a build's step between two others (the
+			// classic builder's intermediate images carry our labels from
+			// the step that adds them): leave it to a later sweep.
+			if !isManaged(img.Labels, role) || slices.ContainsFunc(img.RepoTags, func(t string) bool { return t != "<none>:<none>" }) ||
+				time.Since(time.Unix(img.Created, 0)) < minAge {
+				continue
+			}
+			cctx, cancel := p.callCtx(ctx)
+			_, err := p.cli.ImageRemove(cctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
+			cancel()
+			if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+				p.log.Info("untagged image not removed", zap.String("image", shortID(img.ID)), zap.Error(err))
+			}
+		}
+	}
+	return nil
+}

@@ -44,3 +44,42 @@ func TestSnapshotOfAnotherInstallsSandbox(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot deleted while a fork runs from it leaves the engine an
+// untagged image; the start sweep removes it once the fork is gone (and
+// it is old enough not to be a build's step), never while it runs.
+func TestSweepRemovesUntaggedSnapshots(t *testing.T) {
+	p, _ := newTestProvider(t)
+	owner := testOwner(t)
+	src := create(t, p, owner, protocol.Spec{}, nil)
+	if _, err := p.Snapshot(testCtx(t), src, owner, "swept"); err != nil {
+		t.Fatal(err)
+	}
+	imageID, err := p.findSnapshot(testCtx(t), owner, "swept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork, err := p.Create(testCtx(t), protocol.Spec{Image: "snapshot:swept"}, owner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if existed, err := p.DeleteSnapshot(testCtx(t), owner, "swept"); err != nil || !existed {
+		t.Fatalf("DeleteSnapshot: %v %v", existed, err)
+	}
+	exists := func() bool {
+		_, err := p.cli.ImageInspect(testCtx(t), imageID)
+		return err == nil
+	}
+	if err := p.sweepImagesOlderThan(testCtx(t), 0); err != nil || !exists() {
+		t.Fatalf("the sweep removed an image a running fork uses (err %v)", err)
+	}
+	if err := p.sweepImages(testCtx(t)); err != nil || !exists() {
+		t.Fatalf("the sweep removed a young untagged image (err %v)", err)
+	}
+	if _, err := p.Terminate(testCtx(t), fork); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.sweepImagesOlderThan(testCtx(t), 0); err != nil || exists() {
+		t.Fatalf("the untagged snapshot outlived its last fork's sweep (err %v)", err)
+	}
+}
