@@ -43,6 +43,8 @@ type Options struct {
 	// OnPullProgress is called for each sandbox/pull_progress, in order,
 	// while Create pulls an image (providers with capabilities.image_pull).
 	OnPullProgress func(protocol.PullProgress)
+	// OnBuildProgress is called for each image/build_progress, in order.
+	OnBuildProgress func(protocol.BuildProgress)
 	// CloseGrace is how long Close waits for a spawned resident to exit
 	// before it kills it. Zero means DefaultCloseGrace.
 	CloseGrace time.Duration
@@ -171,6 +173,10 @@ func (c *Client) onNotification(method string, params any) {
 		}
 	case protocol.PullProgress:
 		if cb := c.opts.OnPullProgress; cb != nil {
+			c.events.push(func() { cb(p) })
+		}
+	case protocol.BuildProgress:
+		if cb := c.opts.OnBuildProgress; cb != nil {
 			c.events.push(func() { cb(p) })
 		}
 	}

@@ -204,7 +204,7 @@ func (c *conn) dispatch(body []byte) error {
 
 // knownParams holds the params of every notification the resident sends;
 // their field names do not overlap (protocol.ExecOutput, StoreData,
-// CredentialsExpired, PullProgress).
+// CredentialsExpired, PullProgress, BuildProgress).
 type knownParams struct {
 	ExecID   string `json:"exec_id"`
 	Stream   string `json:"stream"`
@@ -218,6 +218,9 @@ type knownParams struct {
 	Phase    string `json:"phase"`
 	Current  int64  `json:"current"`
 	Total    int64  `json:"total"`
+	Tag      string `json:"tag"`
+	Step     string `json:"step"`
+	Line     string `json:"line"`
 }
 
 func (c *conn) notification(method string, p *knownParams) {
@@ -240,6 +243,8 @@ func (c *conn) notification(method string, p *knownParams) {
 		c.notify(method, protocol.CredentialsExpired{Message: p.Message})
 	case protocol.NotifyPullProgress:
 		c.notify(method, protocol.PullProgress{Image: p.Image, Status: p.Status, Layer: p.Layer, Phase: protocol.PullPhase(p.Phase), Current: p.Current, Total: p.Total})
+	case protocol.NotifyBuildProgress:
+		c.notify(method, protocol.BuildProgress{Tag: p.Tag, Step: p.Step, Line: p.Line})
 	}
 }
 

@@ -47,6 +47,10 @@ var Catalog = []Call{
 	request[Empty, ListVolumesResult](MethodStoreVolumes),
 	request[ListDirParams, ListDirResult](MethodStoreListDir),
 	request[ReadFileParams, ReadFileResult](MethodStoreReadFile),
+	request[SnapshotParams, Snapshot](MethodSandboxSnapshot),
+	request[Empty, ListSnapshotsResult](MethodSnapshotList),
+	request[SnapshotNameParams, DeleteSnapshotResult](MethodSnapshotDelete),
+	request[ImageBuildParams, ImageBuildResult](MethodImageBuild),
 	request[VolumeNameParams, Empty](MethodCreateVolume),
 	request[VolumeNameParams, Empty](MethodDeleteVolume),
 	request[Empty, ListOwnedResult](MethodSandboxWatch),
@@ -56,6 +60,7 @@ var Catalog = []Call{
 	notification[StoreData](NotifyStoreData, false),
 	notification[CredentialsExpired](NotifyCredentialsExpired, false),
 	notification[PullProgress](NotifyPullProgress, false),
+	notification[BuildProgress](NotifyBuildProgress, false),
 	notification[WatchEvent](NotifyWatchEvent, false),
 }
 

@@ -22,6 +22,10 @@ const (
 	MethodStoreReadFile = "store/read_file"
 	MethodShutdown      = "shutdown"
 
+	MethodSandboxSnapshot = "sandbox/snapshot"
+	MethodSnapshotList    = "snapshot/list"
+	MethodSnapshotDelete  = "snapshot/delete"
+	MethodImageBuild      = "image/build"
 	MethodSandboxReadFile = "sandbox/read_file"
 	MethodSandboxListDir  = "sandbox/list_dir"
 	MethodUploadData      = "upload/data"
@@ -38,6 +42,7 @@ const (
 	NotifyStoreData          = "store/data"
 	NotifyCredentialsExpired = "resident/credentials_expired"
 	NotifyPullProgress       = "sandbox/pull_progress"
+	NotifyBuildProgress      = "image/build_progress"
 	NotifyWatchEvent         = "sandbox/changed"
 )
 

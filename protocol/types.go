@@ -47,6 +47,13 @@ type Capabilities struct {
 	// Detach: sandbox/exec takes detach, and exec/attach and
 	// sandbox/list_execs work.
 	Detach bool `json:"detach"`
+	// Pool: sandbox/create takes pool (warm pools, §4.2).
+	Pool bool `json:"pool"`
+	// Snapshot: sandbox/snapshot, snapshot/list and snapshot/delete, and
+	// spec.image "snapshot:NAME" (§4.16).
+	Snapshot bool `json:"snapshot"`
+	// ImageBuild: image/build, and spec.image "build:TAG" (§4.33).
+	ImageBuild bool `json:"image_build"`
 	// SandboxFiles: sandbox/read_file and sandbox/list_dir.
 	SandboxFiles bool `json:"sandbox_files"`
 	// Upload: sandbox/write_file with stream_id, fed by upload/data.
@@ -128,6 +135,9 @@ type VolumeMount struct {
 type CreateParams struct {
 	Spec Spec              `json:"spec"`
 	Tags map[string]string `json:"tags,omitempty"`
+	// Pool keeps sandboxes of this exact spec and tags ready, so that the
+	// next create like this one answers at once (capabilities.pool).
+	Pool *PoolParams `json:"pool,omitempty"`
 }
 
 // CreateResult holds the new sandbox's opaque id.

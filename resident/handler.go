@@ -68,6 +68,8 @@ func routeOf(params any, raw []byte) route {
 		return route{SandboxID: p.SandboxID, StreamID: p.StreamID}
 	case *protocol.ExecParams:
 		return route{SandboxID: p.SandboxID, ExecID: p.ExecID}
+	case *protocol.ImageBuildParams:
+		return route{StreamID: p.ContextStreamID}
 	}
 	var r route
 	_ = json.Unmarshal(raw, &r) // a malformed one fails in its handler
@@ -112,7 +114,7 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		s.preRegisterExec(c)
 	case protocol.MethodExecStdin, protocol.MethodExecKill, protocol.MethodExecResize:
 		c.target = s.execs[c.route.ExecID]
-	case protocol.MethodSandboxWrite:
+	case protocol.MethodSandboxWrite, protocol.MethodImageBuild:
 		s.preRegisterUpload(c)
 	case protocol.MethodUploadData:
 		c.upload = s.uploads[c.route.StreamID]

@@ -75,6 +75,12 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 		limits.DetachedBufferBytes = info.DetachedBufferBytes
 	}
 	caps.CredentialExpiry = true
+	caps.Pool = s.pools != nil
+	caps.Snapshot = s.snapshots != nil
+	caps.ImageBuild = s.builder != nil
+	if s.pools != nil {
+		s.pools.start(s.owner)
+	}
 	caps.SandboxFiles = s.files != nil
 	caps.Upload = s.streamer != nil
 	caps.VolumeAdmin = s.volumes != nil

@@ -113,5 +113,10 @@ func init() {
 		protocol.MethodStoreVolumes:    handle(listVolumes),
 		protocol.MethodStoreListDir:    handle(listDir),
 		protocol.MethodStoreReadFile:   handle(readFile),
+
+		protocol.MethodSandboxSnapshot: handle(takeSnapshot).routedBy(bySandbox),
+		protocol.MethodSnapshotList:    handle(listSnapshots),
+		protocol.MethodSnapshotDelete:  handle(deleteSnapshot),
+		protocol.MethodImageBuild:      handle(buildImage).routedBy(nil),
 	}
 }

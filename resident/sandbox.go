@@ -25,7 +25,22 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if info := s.prov.Info(); p.Spec.User != "" && !info.Capabilities.ExecUser {
 		return nil, invalid("spec.user: provider %s cannot run a sandbox as another user (capabilities.exec_user is false)", info.Name)
 	}
-	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
+	if err := s.checkSnapshotImage(p.Spec.Image); err != nil {
+		return nil, err
+	}
+	if err := s.checkBuildImage(p.Spec.Image); err != nil {
+		return nil, err
+	}
+	if err := s.checkPool(p); err != nil {
+		return nil, err
+	}
+	var id string
+	var err error
+	if p.Pool != nil {
+		id, err = s.createFromPool(ctx, p)
+	} else {
+		id, err = s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if !s.waitHandlers(opts.GracePeriod) {
 		s.log.Warn("in-flight requests did not finish within the grace period", zap.Duration("grace", opts.GracePeriod))
 	}
+	if s.pools != nil && !s.pools.close(opts.GracePeriod) {
+		s.log.Warn("pool members still being made when the grace period ended were abandoned; the engine's own cleanup of a cancelled create applies", zap.Duration("grace", opts.GracePeriod))
+	}
 	_ = conn.Close()
 	if err := rwc.Close(); err != nil {
 		s.log.Debug("closing the host stream", zap.Error(err))

@@ -23,11 +23,16 @@ const (
 )
 
 type session struct {
-	opts   Options
-	prov   provider.Provider
-	store  provider.Store      // nil when the provider has none
-	writer provider.FileWriter // nil when the provider has none
-	detach provider.Detacher   // nil when the provider has none
+	opts      Options
+	prov      provider.Provider
+	store     provider.Store        // nil when the provider has none
+	writer    provider.FileWriter   // nil when the provider has none
+	snapshots provider.Snapshotter  // nil when the provider has none
+	builder   provider.ImageBuilder // nil when the provider has none
+	// pools are the warm pools, nil when the provider has no Pooler;
+	// started by initialize.
+	pools  *pools
+	detach provider.Detacher // nil when the provider has none
 	// The optional abilities of issue 14, nil when the provider lacks one.
 	files    provider.SandboxFiles
 	streamer provider.StreamWriter
@@ -90,6 +95,15 @@ func newSession(opts Options) *session {
 	}
 	if d, ok := opts.Provider.(provider.Detacher); ok && caps.Detach {
 		s.detach = d
+	}
+	if sn, ok := opts.Provider.(provider.Snapshotter); ok && caps.Snapshot {
+		s.snapshots = sn
+	}
+	if b, ok := opts.Provider.(provider.ImageBuilder); ok && caps.ImageBuild {
+		s.builder = b
+	}
+	if pl, ok := opts.Provider.(provider.Pooler); ok && caps.Pool {
+		s.pools = newPools(pl, opts.Provider.Terminate, s.log, opts.Now)
 	}
 	if f, ok := opts.Provider.(provider.SandboxFiles); ok && caps.SandboxFiles {
 		s.files = f

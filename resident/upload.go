@@ -38,7 +38,7 @@ func (s *session) preRegisterUpload(c *call) {
 // failed before its handler ran, so an upload/data blocked on it returns.
 func (s *session) releaseUpload(c *call) {
 	u := c.upload
-	if u == nil || c.method != protocol.MethodSandboxWrite {
+	if u == nil || (c.method != protocol.MethodSandboxWrite && c.method != protocol.MethodImageBuild) {
 		return
 	}
 	_ = u.r.CloseWithError(errUploadEnded)

@@ -2,7 +2,7 @@
 // spawns a resident, runs one command through the client library, and
 // exits. See `residentctl help` and the package doc of client.
 //
-//	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
+//	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [--keep] [--pool N] -- CMD ARGS...
 //	residentctl ls [--json]
 //	residentctl exec ID [-i] [-d [--id EXEC_ID]] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
 //	residentctl attach ID EXEC_ID [--offset N] [-i]
@@ -12,6 +12,8 @@
 //	residentctl volume ls|create|rm [NAME...]
 //	residentctl ls-volume VOL [PATH] [--json]
 //	residentctl cat VOL:PATH
+//	residentctl snapshot ID NAME | snapshot ls [--json] | snapshot rm NAME...
+//	residentctl build [-f DOCKERFILE] TAG DIR
 //	residentctl providers
 //
 // The resident binary is --resident, else "resident" in the directory of
@@ -65,7 +67,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
+	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [--keep] [--pool N] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
 	{"exec", "ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-i] [-d [--id EXEC_ID]] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix)", cmdExec},
 	{"attach", "ID EXEC_ID [--offset N] [-i]", "follow a detached exec (exec -d) from where you choose; Ctrl-C detaches", cmdAttach},
 	{"execs", "ID [--json]", "list a sandbox's detached execs", cmdExecs},
@@ -76,6 +78,8 @@ var commands = []command{
 	{"volumes", "[--json]", "list persistent volumes (volume ls)", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
 	{"cat", "VOL:PATH", "print a file of a volume", cmdCat},
+	{"snapshot", "ID NAME | ls [--json] | rm NAME...", "record a sandbox's files as a snapshot (spec.image snapshot:NAME), list or delete snapshots", cmdSnapshot},
+	{"build", "[-f DOCKERFILE] TAG DIR", "build DIR as an image for spec.image build:TAG, streaming its progress", cmdBuild},
 	{"providers", "", "list the providers the resident binary can load (for --provider)", cmdProviders},
 }
 

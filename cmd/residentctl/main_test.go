@@ -328,3 +328,29 @@ func TestProvidersComeFromTheResident(t *testing.T) {
 		t.Fatalf("help: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// --pool reaches sandbox/create: local has no pools, and says so by name.
+func TestRunPoolNeedsTheCapability(t *testing.T) {
+	r := ctl(t, t.TempDir(), nil, "run", "--pool", "2", "--", "true")
+	if r.code != exitRunFailure || !strings.Contains(string(r.stderr), "capabilities.pool") {
+		t.Fatalf("run --pool on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// snapshot and build reach the wire: local has neither, and says so by name.
+func TestSnapshotAndBuildNeedTheirCapabilities(t *testing.T) {
+	state := t.TempDir()
+	r := ctl(t, state, nil, "snapshot", "ls")
+	if r.code != exitFailure || !strings.Contains(string(r.stderr), "capabilities.snapshot") {
+		t.Fatalf("snapshot ls on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = ctl(t, state, nil, "build", "t1", dir)
+	if r.code != exitFailure || !strings.Contains(string(r.stderr), "capabilities.image_build") {
+		t.Fatalf("build on local: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	ctl(t, state, nil, "snapshot", "only-one-word").want(t, exitUsage, "")
+}

@@ -39,6 +39,7 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	var ef execFlags
 	ef.register(fs)
 	keep := fs.Bool("keep", false, "keep the sandbox afterwards and print its id on stderr (default: terminate it)")
+	pool := fs.Int("pool", 0, "keep `N` sandboxes of this spec and these tags ready for the next run (capabilities.pool; 0: none)")
 	if err := fs.Parse(args); err != nil {
 		return usageExit(fs, stdio, err)
 	}
@@ -64,7 +65,11 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "run", err, exitRunFailure)
 	}
 	defer s.close()
-	id, err := s.Create(ctx, protocol.CreateParams{Spec: spec, Tags: tags})
+	create := protocol.CreateParams{Spec: spec, Tags: tags}
+	if *pool > 0 {
+		create.Pool = &protocol.PoolParams{Size: *pool}
+	}
+	id, err := s.Create(ctx, create)
 	s.progress.done()
 	if err != nil {
 		return report(stdio, g, "run: creating the sandbox", err, exitRunFailure)

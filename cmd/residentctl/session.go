@@ -34,7 +34,7 @@ func (g *globals) connect(ctx context.Context, stdio stdio) (*session, error) {
 	cmd := exec.Command(bin, args...)
 	setProcessGroup(cmd)
 	s := &session{progress: newPullProgress(stdio.err)}
-	opts := client.Options{OnPullProgress: s.progress.update}
+	opts := client.Options{OnPullProgress: s.progress.update, OnBuildProgress: func(p protocol.BuildProgress) { fmt.Fprintln(stdio.err, p.Line) }}
 	if g.logFile != "" {
 		f, err := os.OpenFile(g.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {

@@ -27,6 +27,12 @@ import (
 // it gets a fresh bound. A container made but not started is removed within
 // what is left of the bound, or else in the background (discard).
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	return p.create(ctx, spec, owner, tags, nil)
+}
+
+// create is Create; idle, when set, makes the sandbox an idle pool member
+// (pool.go).
+func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string, idle *provider.PoolMark) (string, error) {
 	if err := validateSpec(spec); err != nil {
 		return "", err
 	}
@@ -35,6 +41,10 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	labels, err := sandboxLabels(spec, owner, tags)
 	if err != nil {
+		return "", err
+	}
+	name := markIdle(labels, idle)
+	if spec.Image, err = p.resolveOwnedImage(ctx, spec.Image, owner); err != nil {
 		return "", err
 	}
 	parent := ctx
@@ -58,6 +68,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		imageEnv, imageLabels, imageWorkdir = img.Config.Env, img.Config.Labels, img.Config.WorkingDir
 	}
 	if err := checkImageLabels(spec.Image, imageLabels, owner); err != nil {
+		return "", err
+	}
+	if err := checkOwnedImage(spec.Image, imageLabels, owner); err != nil {
 		return "", err
 	}
 	refs, err := p.ensureHelpers(ctx)
@@ -87,7 +100,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts)})
+	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts), Name: name})
 	if err != nil {
 		err = classify(cctx, "container create", err)
 		if protocol.KindOf(err) == protocol.KindNotFound {

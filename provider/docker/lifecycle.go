@@ -31,7 +31,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	}
 	out := []protocol.Sandbox{}
 	for _, c := range list.Items {
-		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) {
+		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) || isIdle(c) {
 			continue
 		}
 		created := time.Unix(c.Created, 0).UTC()

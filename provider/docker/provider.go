@@ -143,6 +143,7 @@ func (p *Provider) Info() provider.Info {
 		Capabilities: protocol.Capabilities{
 			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
+			Pool: true, Snapshot: true, ImageBuild: true,
 			SandboxFiles: true, Upload: true, VolumeAdmin: true,
 		},
 		CallTimeout: p.timing.api,

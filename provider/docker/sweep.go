@@ -38,7 +38,7 @@ import (
 // A running helper is never touched: it ends with its request (the lease,
 // storehelper.go), and one of an older keeper when its output is written.
 func (p *Provider) sweep(ctx context.Context) error {
-	return errors.Join(p.sweepHelpers(ctx), p.sweepKeepers(ctx))
+	return errors.Join(p.sweepHelpers(ctx), p.sweepKeepers(ctx), p.sweepIdle(ctx), p.sweepImages(ctx))
 }
 
 // startSweep runs the sweep once per provider, in the background, so the

@@ -76,6 +76,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("selfcheck_files", func(t *testing.T) { runSelfCheckFiles(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 	t.Run("detach", func(t *testing.T) { runDetach(t, h) })
+	t.Run("pool", func(t *testing.T) { runPool(t, h) })
+	t.Run("snapshot", func(t *testing.T) { runSnapshot(t, h) })
+	t.Run("image_build", func(t *testing.T) { runBuild(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite

@@ -9,6 +9,7 @@ operation of docs/protocol.md is a method here.
 from __future__ import annotations
 
 import base64
+import io
 import itertools
 import json
 import logging
@@ -391,12 +392,48 @@ class Client:
     # ---- sandboxes ------------------------------------------------------
 
     def create_sandbox(self, spec: Optional[Mapping[str, Any]] = None,
-                       tags: Optional[Mapping[str, str]] = None) -> str:
-        """Creates a sandbox (spec fields as in docs/protocol.md 4.2) and returns its id."""
+                       tags: Optional[Mapping[str, str]] = None,
+                       pool: Optional[Mapping[str, Any]] = None) -> str:
+        """Creates a sandbox (spec fields as in docs/protocol.md 4.2) and returns its id.
+        pool={"size": N, "max_idle_s": S} keeps N of this spec and tags ready (capabilities.pool)."""
         params: Dict[str, Any] = {"spec": dict(spec or {})}
         if tags:
             params["tags"] = dict(tags)
+        if pool:
+            params["pool"] = dict(pool)
         return self._call("sandbox/create", params)["sandbox_id"]
+
+    # ---- snapshots and builds (capabilities.snapshot, image_build) -------
+
+    def snapshot(self, sandbox_id: str, name: str) -> Dict[str, Any]:
+        """Records the sandbox's files as this install's snapshot NAME; spec image "snapshot:NAME" forks it."""
+        return self._call("sandbox/snapshot", {"sandbox_id": sandbox_id, "name": name})
+
+    def list_snapshots(self) -> List[Dict[str, Any]]:
+        return list(self._call("snapshot/list")["snapshots"])
+
+    def delete_snapshot(self, name: str) -> bool:
+        return bool(self._call("snapshot/delete", {"name": name})["existed"])
+
+    def build_image(self, tag: str, context: Union[bytes, IO[bytes]], dockerfile: Optional[str] = None,
+                    chunk: int = 256 << 10) -> Dict[str, Any]:
+        """Builds a tar context (bytes or a binary file) as spec image "build:TAG", streamed as upload/data."""
+        stream_id = "build-%d" % next(self._ids)
+        params: Dict[str, Any] = {"context_stream_id": stream_id, "tag": tag}
+        if dockerfile:
+            params["dockerfile"] = dockerfile
+        build = self._start("image/build", params)
+        source = io.BytesIO(bytes(context)) if isinstance(context, (bytes, bytearray)) else context
+        while True:
+            data = source.read(chunk)
+            last = len(data) < chunk
+            try:
+                self._call("upload/data", {"stream_id": stream_id, "data": _b64(data), "eof": last})
+            except ResidentError:
+                break  # the build answered early (a refusal): its answer says why
+            if last:
+                break
+        return build.result()
 
     def list_owned(self) -> List[Sandbox]:
         return [Sandbox.from_wire(s) for s in self._call("sandbox/list_owned")["sandboxes"]]

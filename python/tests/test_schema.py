@@ -29,6 +29,10 @@ CLIENT_METHODS = {
     "store/list_volumes": "list_volumes",
     "store/list_dir": "list_dir",
     "store/read_file": "read_file",
+    "sandbox/snapshot": "snapshot",
+    "snapshot/list": "list_snapshots",
+    "snapshot/delete": "delete_snapshot",
+    "image/build": "build_image",
 }
 
 
