@@ -165,3 +165,9 @@ func (q *chunkQueue) pop() (provider.OutputChunk, error) {
 	q.e.consumed(len(c.Data))
 	return c, nil
 }
+
+var (
+	_ provider.Detacher   = (*Provider)(nil)
+	_ provider.Attachment = (*attachment)(nil)
+	_ provider.Resizer    = (*attachment)(nil)
+)

@@ -117,3 +117,10 @@ func (e *process) Resize(size protocol.WindowSize) error {
 	defer cancel()
 	return e.p.callOn(ctx, e.child, wire.MethodExecResize, wire.ExecResizeParams{ExecID: e.id, Rows: size.Rows, Cols: size.Cols}, nil)
 }
+
+var (
+	_ provider.SandboxFiles = (*Provider)(nil)
+	_ provider.StreamWriter = (*Provider)(nil)
+	_ provider.VolumeAdmin  = (*Provider)(nil)
+	_ provider.Resizer      = (*process)(nil)
+)
