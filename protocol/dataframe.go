@@ -6,23 +6,6 @@ import (
 	"strconv"
 )
 
-// ParseDataRequest is ParseUploadData for both data requests of the wire,
-// upload/data and exec/stdin (params {"exec_id":"E","data":...,"eof":...}),
-// returning *UploadDataParams or *ExecStdinParams.
-func ParseDataRequest(body []byte) (Envelope, any, bool) {
-	for _, m := range []string{MethodUploadData, MethodExecStdin} {
-		env, p, ok := parseDataRequest(body, m)
-		if !ok {
-			continue
-		}
-		if m == MethodExecStdin {
-			return env, &ExecStdinParams{ExecID: p.StreamID, Data: p.Data, EOF: p.EOF}, true
-		}
-		return env, p, true
-	}
-	return Envelope{}, nil, false
-}
-
 // ParseUploadData reads an upload/data request written in the one common
 // spelling (the Go client's: members in this order, no spaces, a numeric
 // id, a printable ASCII stream id, eof true, false or absent) without
@@ -33,12 +16,6 @@ func ParseDataRequest(body []byte) (Envelope, any, bool) {
 //
 //	{"jsonrpc":"2.0","id":N,"method":"upload/data","params":{"stream_id":"S","data":"B64"[,"eof":true|false]}}
 func ParseUploadData(body []byte) (Envelope, *UploadDataParams, bool) {
-	return parseDataRequest(body, MethodUploadData)
-}
-
-// parseDataRequest reads method's data request; the id member of its params
-// (stream_id, exec_id) comes back as StreamID.
-func parseDataRequest(body []byte, method string) (Envelope, *UploadDataParams, bool) {
 	rest, ok := bytes.CutPrefix(body, []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok {
 		return Envelope{}, nil, false
@@ -52,7 +29,7 @@ func parseDataRequest(body []byte, method string) (Envelope, *UploadDataParams, 
 	if digits == 0 || err != nil || n > 1<<53 || (digits > 1 && id[0] == '0') {
 		return Envelope{}, nil, false
 	}
-	head := `,"method":"` + method + `","params":`
+	const head = `,"method":"` + MethodUploadData + `","params":`
 	if rest, ok = bytes.CutPrefix(rest, []byte(head)); !ok {
 		return Envelope{}, nil, false
 	}
@@ -60,19 +37,15 @@ func parseDataRequest(body []byte, method string) (Envelope, *UploadDataParams, 
 	if !bytes.HasSuffix(rest, []byte("}")) {
 		return Envelope{}, nil, false
 	}
-	idKey := "stream_id"
-	if method == MethodExecStdin {
-		idKey = "exec_id"
-	}
-	p, ok := parseDataParams(params, idKey)
+	p, ok := parseUploadParams(params)
 	if !ok {
 		return Envelope{}, nil, false
 	}
-	return Envelope{ID: id, Method: method, Params: params}, p, true
+	return Envelope{ID: id, Method: MethodUploadData, Params: params}, p, true
 }
 
-func parseDataParams(b []byte, idKey string) (*UploadDataParams, bool) {
-	b, ok := bytes.CutPrefix(b, []byte(`{"`+idKey+`":"`))
+func parseUploadParams(b []byte) (*UploadDataParams, bool) {
+	b, ok := bytes.CutPrefix(b, []byte(`{"stream_id":"`))
 	if !ok {
 		return nil, false
 	}

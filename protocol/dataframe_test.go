@@ -36,18 +36,18 @@ func TestParseUploadDataAgreesWithTheGeneralPath(t *testing.T) {
 		}
 	}
 	refused := []string{
-		`{"jsonrpc":"2.0","id":"7","method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,       // string id
-		`{"jsonrpc":"2.0","id":07,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,        // not JSON
-		`{"jsonrpc":"2.0","id":-1,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,        // bad id
-		`{"jsonrpc":"2.0","id":7,"method":"exec/stdin","params":{"stream_id":"u","data":"aGk="}}`,          // other method
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"data":"aGk=","stream_id":"u"}}`,         // other order
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u\"","data":"aGk="}}`,       // escape
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk"}}`,          // bad base64
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aG\/k="}}`,       // escaped slash
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk=","x":1}}`,   // unknown key
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}} `,        // trailing space
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk="},"x":1}`,   // extra member
-		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"é","data":"aGk="}}`,         // not ASCII
+		`{"jsonrpc":"2.0","id":"7","method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,      // string id
+		`{"jsonrpc":"2.0","id":07,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,       // not JSON
+		`{"jsonrpc":"2.0","id":-1,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}}`,       // bad id
+		`{"jsonrpc":"2.0","id":7,"method":"exec/stdin","params":{"stream_id":"u","data":"aGk="}}`,         // other method
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"data":"aGk=","stream_id":"u"}}`,        // other order
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u\"","data":"aGk="}}`,      // escape
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk"}}`,         // bad base64
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aG\/k="}}`,      // escaped slash
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk=","x":1}}`,  // unknown key
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk="}} `,       // trailing space
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk="},"x":1}`,  // extra member
+		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"é","data":"aGk="}}`,        // not ASCII
 		`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"u","data":"aGk=","eof":1}}`, // bad eof
 	}
 	for _, body := range refused {
@@ -59,9 +59,8 @@ func TestParseUploadDataAgreesWithTheGeneralPath(t *testing.T) {
 
 func FuzzParseUploadData(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"up-1","data":"aGVsbG8g","eof":true}}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","id":8,"method":"exec/stdin","params":{"exec_id":"e","data":"aGk="}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		env, got, ok := ParseDataRequest(body)
+		env, p, ok := ParseUploadData(body)
 		if !ok {
 			return
 		}
@@ -69,37 +68,12 @@ func FuzzParseUploadData(f *testing.F) {
 		if bad != nil {
 			t.Fatalf("fast path took what the general one refuses: %q (%s)", body, bad.Msg)
 		}
-		if env.Method != want.Method || string(env.ID) != string(want.ID) || !bytes.Equal(env.Params, want.Params) {
-			t.Fatalf("the two paths disagree on the envelope of %q", body)
+		var wantP UploadDataParams
+		if err := DecodeParams(want.Params, &wantP); err != nil {
+			t.Fatalf("fast path took params the general one refuses: %q (%v)", body, err)
 		}
-		switch p := got.(type) {
-		case *UploadDataParams:
-			var w UploadDataParams
-			if err := DecodeParams(want.Params, &w); err != nil || p.StreamID != w.StreamID || p.EOF != w.EOF || !bytes.Equal(p.Data, w.Data) {
-				t.Fatalf("the two paths disagree on %q (%v)", body, err)
-			}
-		case *ExecStdinParams:
-			var w ExecStdinParams
-			if err := DecodeParams(want.Params, &w); err != nil || p.ExecID != w.ExecID || p.EOF != w.EOF || !bytes.Equal(p.Data, w.Data) {
-				t.Fatalf("the two paths disagree on %q (%v)", body, err)
-			}
+		if string(env.ID) != string(want.ID) || p.StreamID != wantP.StreamID || p.EOF != wantP.EOF || !bytes.Equal(p.Data, wantP.Data) {
+			t.Fatalf("the two paths disagree on %q", body)
 		}
 	})
-}
-
-func TestParseDataRequestReadsExecStdin(t *testing.T) {
-	body := `{"jsonrpc":"2.0","id":3,"method":"exec/stdin","params":{"exec_id":"e-1","data":"aGk=","eof":true}}`
-	env, p, ok := ParseDataRequest([]byte(body))
-	in, isStdin := p.(*ExecStdinParams)
-	if !ok || !isStdin || env.Method != MethodExecStdin || string(env.ID) != "3" || in.ExecID != "e-1" || string(in.Data) != "hi" || !in.EOF {
-		t.Fatalf("exec/stdin: %v %+v %+v", ok, env, p)
-	}
-	var want ExecStdinParams
-	general, bad := ParseEnvelope([]byte(body))
-	if bad != nil || DecodeParams(general.Params, &want) != nil || !bytes.Equal(general.Params, env.Params) || want.ExecID != in.ExecID {
-		t.Fatalf("the general path disagrees: %v %+v", bad, want)
-	}
-	if _, _, ok := ParseDataRequest([]byte(`{"jsonrpc":"2.0","id":3,"method":"exec/stdin","params":{"stream_id":"e","data":"aGk="}}`)); ok {
-		t.Fatal("exec/stdin with upload/data's key taken")
-	}
 }

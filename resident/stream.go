@@ -50,7 +50,7 @@ type incoming struct {
 	params []byte
 	hold   *hold
 	// decoded, when set, are the params already decoded by a fast path
-	// (protocol.ParseDataRequest); Handle then does not decode them again.
+	// (protocol.ParseUploadData); Handle then does not decode them again.
 	decoded any
 }
 
@@ -93,7 +93,7 @@ func (s *frameStream) ReadObject(v any) error {
 			s.readErr = err
 			return err
 		}
-		if env, p, ok := protocol.ParseDataRequest(body); ok {
+		if env, p, ok := protocol.ParseUploadData(body); ok {
 			s.next = incoming{params: env.Params, hold: h, decoded: p}
 			return json.Unmarshal(envelopeOnly(env), v)
 		}
