@@ -49,9 +49,6 @@ type frameStream struct {
 type incoming struct {
 	params []byte
 	hold   *hold
-	// decoded, when set, are the params already decoded by a fast path
-	// (protocol.ParseUploadData); Handle then does not decode them again.
-	decoded any
 }
 
 // take returns the request ReadObject read last and forgets it.
@@ -92,10 +89,6 @@ func (s *frameStream) ReadObject(v any) error {
 			h.release()
 			s.readErr = err
 			return err
-		}
-		if env, p, ok := protocol.ParseUploadData(body); ok {
-			s.next = incoming{params: env.Params, hold: h, decoded: p}
-			return json.Unmarshal(envelopeOnly(env), v)
 		}
 		env, bad := protocol.ParseEnvelope(body)
 		switch {

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-
-	"github.com/resident-dev/resident/protocol"
 )
 
 // sandboxRead: sandbox/read_file of one big file out of the running
@@ -75,8 +73,7 @@ func (b *bench) streamUpload(path string, size int, chunk []byte) error {
 	for sent := 0; sent < size; {
 		n := min(len(chunk), size-sent)
 		sent += n
-		// The params as the client sends them (its struct's member order).
-		ch, err := b.res.send("upload/data", protocol.UploadDataParams{StreamID: stream, Data: chunk[:n], EOF: sent == size})
+		ch, err := b.res.send("upload/data", map[string]any{"stream_id": stream, "data": chunk[:n], "eof": sent == size})
 		if err != nil {
 			return err
 		}
