@@ -67,8 +67,9 @@ func cutData(body []byte) (Envelope, bool) {
 }
 
 // findDataString returns the bounds (quotes included) of the first string
-// of base64 alphabet, at least minDataFastPath long, that follows a `"data"`
-// key in body, or -1. body is not validated yet: what is found is only a
+// at least minDataFastPath long, without CR or LF, that follows a `"data"`
+// key in body, or -1; cutData decodes it as base64, which refuses any byte
+// outside base64's alphabet. body is not validated yet: what is found is only a
 // candidate, which cutData confirms against the validated remainder.
 func findDataString(body []byte) (start, end int) {
 	const key = `"data"`
@@ -87,13 +88,19 @@ func findDataString(body []byte) (start, end int) {
 		if pos >= len(body) || body[pos] != '"' {
 			continue
 		}
-		j := pos + 1
-		for j < len(body) && isBase64Byte[body[j]] {
-			j++
+		// The string runs to the next quote. Whatever it holds besides
+		// base64's alphabet makes base64.StdEncoding.Decode fail (a
+		// backslash too), except CR and LF, which it skips and JSON
+		// refuses raw in a string: those are looked for here.
+		n := bytes.IndexByte(body[pos+1:], '"')
+		if n < minDataFastPath {
+			continue
 		}
-		if j < len(body) && body[j] == '"' && j-pos-1 >= minDataFastPath {
-			return pos, j + 1
+		span := body[pos+1 : pos+1+n]
+		if bytes.IndexByte(span, '\n') >= 0 || bytes.IndexByte(span, '\r') >= 0 {
+			continue
 		}
+		return pos, pos + n + 2
 	}
 }
 
@@ -103,13 +110,6 @@ func skipSpace(b []byte, i int) int {
 	}
 	return i
 }
-
-var isBase64Byte = func() (t [256]bool) {
-	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
-		t[c] = true
-	}
-	return t
-}()
 
 // DecodeDataParams is DecodeValidParams for the params of an envelope from
 // ParseDataEnvelope: data, when the frame's data was cut out, becomes the

@@ -70,6 +70,10 @@ func dataFrameSeeds() [][]byte {
 		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","id":8,"params":{"data":"` + strings.Repeat("QUFB", 300) + `"}}`),
 		[]byte(`{"jsonrpc":"2.0","method":"exec/stdin","params":{"exec_id":"e","data":"` + strings.Repeat("QUFB", 300) + `"}}`),
 		[]byte(`{"jsonrpc":"2.0","id":7,"result":{"data":"` + strings.Repeat("QUFB", 300) + `"}}`),
+		// base64 skips CR and LF; JSON refuses them raw in a string.
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "\n" + strings.Repeat("QUFB", 3) + `"}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "\r" + strings.Repeat("QUFB", 3) + `"}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + `\u0041AAA"}}`),
 	}
 }
 
