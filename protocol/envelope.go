@@ -18,6 +18,10 @@ type Envelope struct {
 	// Params is a slice of the frame body, not a copy: whoever keeps it
 	// keeps the whole frame.
 	Params json.RawMessage
+	// Data is the decoded base64 "data" member of the params of a data
+	// frame that ParseDataEnvelope cut out (Params then holds "data":"");
+	// nil otherwise.
+	Data []byte
 	// Response is true for a response object (the resident sends no
 	// requests, so these are logged and dropped).
 	Response bool

@@ -90,7 +90,7 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{}), hold: in.hold}
 	m, known := methods[req.Method]
 	if known {
-		c.params, c.decodeErr = m.decode(in.params)
+		c.params, c.decodeErr = m.decode(in.params, in.data)
 		if m.routed {
 			c.route = routeOf(c.params, in.params)
 		}

@@ -10,7 +10,8 @@ import (
 type method struct {
 	// decode runs on the read loop: it turns the raw params into the
 	// handler's typed params, so that nothing of the frame outlives it.
-	decode func(raw []byte) (any, error)
+	// data is the frame's base64 data when it was cut out of raw.
+	decode func(raw, data []byte) (any, error)
 	serve  func(ctx context.Context, s *session, c *call) (any, error)
 	// routed methods have their sandbox_id / exec_id read on the read loop.
 	routed bool
@@ -28,10 +29,10 @@ type method struct {
 // each handler starts from a validated struct.
 func handle[P any, R any](fn func(ctx context.Context, s *session, c *call, p *P) (R, error)) method {
 	return method{
-		decode: func(raw []byte) (any, error) {
+		decode: func(raw, data []byte) (any, error) {
 			p := new(P)
-			// raw is the params of a body ParseEnvelope validated.
-			if err := protocol.DecodeValidParams(raw, p); err != nil {
+			// raw is the params of a body ParseDataEnvelope validated.
+			if err := protocol.DecodeDataParams(raw, data, p); err != nil {
 				return nil, err
 			}
 			return p, nil

@@ -48,7 +48,10 @@ type frameStream struct {
 // frame body and the budget hold that pays for that body.
 type incoming struct {
 	params []byte
-	hold   *hold
+	// data is the params' base64 data, decoded, when it was cut out of the
+	// frame (see protocol.ParseDataEnvelope); nil otherwise.
+	data []byte
+	hold *hold
 }
 
 // take returns the request ReadObject read last and forgets it.
@@ -90,7 +93,7 @@ func (s *frameStream) ReadObject(v any) error {
 			s.readErr = err
 			return err
 		}
-		env, bad := protocol.ParseEnvelope(body)
+		env, bad := protocol.ParseDataEnvelope(body)
 		switch {
 		case bad != nil:
 			h.release()
@@ -102,7 +105,7 @@ func (s *frameStream) ReadObject(v any) error {
 			s.log.Debug("response from host ignored: the resident sends no requests")
 			continue
 		}
-		s.next = incoming{params: env.Params, hold: h}
+		s.next = incoming{params: env.Params, data: env.Data, hold: h}
 		return json.Unmarshal(envelopeOnly(env), v)
 	}
 }

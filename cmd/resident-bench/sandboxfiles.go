@@ -52,7 +52,7 @@ func (b *bench) upload() ([]row, error) {
 		chunk[i] = byte(i*131 + i>>8)
 	}
 	ours, raw, err := interleaved(b.scale(4, 1),
-		func() error { return b.streamUpload("/tmp/resident-bench-up", size, chunk) },
+		func() error { return streamUpload(b.res, b.sandbox, "/tmp/resident-bench-up", size, chunk) },
 		func() error { return b.raw.putArchive(b.sandbox, "/tmp", "resident-bench-raw", size, chunk) })
 	if err != nil {
 		return nil, err
@@ -63,9 +63,11 @@ func (b *bench) upload() ([]row, error) {
 		ratio: fmt.Sprintf("%.2fx raw", rate(ours)/rate(raw)), goal: "≥ 0.8x raw archive", verdict: verdict(rate(ours) >= 0.8*rate(raw))}}, nil
 }
 
-func (b *bench) streamUpload(path string, size int, chunk []byte) error {
+// streamUpload writes size bytes (chunk over and over) to path in sandbox
+// through p as a streamed sandbox/write_file.
+func streamUpload(p *residentProc, sandbox, path string, size int, chunk []byte) error {
 	stream := "u" + strconv.FormatInt(execSeq.Add(1), 10)
-	write, err := b.res.send("sandbox/write_file", map[string]any{"sandbox_id": b.sandbox, "path": path, "stream_id": stream})
+	write, err := p.send("sandbox/write_file", map[string]any{"sandbox_id": sandbox, "path": path, "stream_id": stream})
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func (b *bench) streamUpload(path string, size int, chunk []byte) error {
 	for sent := 0; sent < size; {
 		n := min(len(chunk), size-sent)
 		sent += n
-		ch, err := b.res.send("upload/data", map[string]any{"stream_id": stream, "data": chunk[:n], "eof": sent == size})
+		ch, err := p.send("upload/data", map[string]any{"stream_id": stream, "data": chunk[:n], "eof": sent == size})
 		if err != nil {
 			return err
 		}
