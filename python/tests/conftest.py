@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
 import resident  # noqa: E402
+from resident.sandbox import ResidentSandbox  # noqa: E402
 
 BUSYBOX = "/usr/bin/busybox"
 
@@ -162,3 +163,23 @@ def client(env: Env) -> Iterator[resident.Client]:
 @pytest.fixture
 def sandbox(client: resident.Client, env: Env) -> str:
     return client.create_sandbox(env.spec())
+
+
+@pytest.fixture
+def make_sandbox(env):
+    """ResidentSandboxes on the test's provider, torn down after the test."""
+    made = []
+
+    def make(**kw):
+        kw.setdefault("client", None)
+        client_kw = env.client_kwargs()
+        client_kw.pop("provider")
+        if env.image:
+            kw.setdefault("image", env.image)
+        sb = ResidentSandbox(env.provider, **client_kw, **kw)
+        made.append(sb)
+        return sb
+
+    yield make
+    for sb in made:
+        sb.teardown()

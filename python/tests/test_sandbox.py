@@ -15,25 +15,6 @@ import resident
 from resident.sandbox import ExecuteResult, ResidentSandbox, Sandbox, SetupError
 
 
-@pytest.fixture
-def make_sandbox(env):
-    made = []
-
-    def make(**kw):
-        kw.setdefault("client", None)
-        client_kw = env.client_kwargs()
-        client_kw.pop("provider")
-        if env.image:
-            kw.setdefault("image", env.image)
-        sb = ResidentSandbox(env.provider, **client_kw, **kw)
-        made.append(sb)
-        return sb
-
-    yield make
-    for sb in made:
-        sb.teardown()
-
-
 def test_trial_lifecycle(make_sandbox, tmp_path: Path):
     seed = tmp_path / "seed"
     (seed / "pkg").mkdir(parents=True)
