@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"
+const BuiltFrom = "ae3f13895f067524d0a2ad15fc7a346ee5ebfff71e3a41c5df87c2685af83933"
