@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "ae3f13895f067524d0a2ad15fc7a346ee5ebfff71e3a41c5df87c2685af83933"
+const BuiltFrom = "5256678ed555376ef8d65d0f2a6035684febbad4b51de7cbfb9f22b777c7dccc"

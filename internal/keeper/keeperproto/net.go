@@ -23,6 +23,10 @@ const (
 // which only the proxy and the resident see.
 const ProxySocket = "@resident-egress-proxy"
 
+// ProxyEvent and ProxyVerdict are provider.ProxyEvent and
+// provider.ProxyVerdict, which the resident reads and writes (it may not
+// import the keeper); a test in provider/docker keeps them the same.
+//
 // ProxyEvent is a line the proxy writes on stdout. The first is Ready
 // (listening) or Error (it cannot listen); each later one asks the
 // resident to dial Host:Port for the connection ID.
