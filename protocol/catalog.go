@@ -37,6 +37,8 @@ var Catalog = []Call{
 	request[Empty, ListOwnedResult](MethodSandboxList),
 	request[SandboxIDParams, ReadOwnerResult](MethodSandboxOwner),
 	request[SandboxIDParams, TerminateResult](MethodSandboxTerm),
+	request[ForwardPortParams, ForwardPortResult](MethodForwardPort),
+	request[PortCloseParams, PortCloseResult](MethodPortClose),
 	request[Empty, ListVolumesResult](MethodStoreVolumes),
 	request[ListDirParams, ListDirResult](MethodStoreListDir),
 	request[ReadFileParams, ReadFileResult](MethodStoreReadFile),

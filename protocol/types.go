@@ -44,6 +44,10 @@ type Capabilities struct {
 	ReadOnlyVolumes  bool `json:"read_only_volumes"`
 	ImagePull        bool `json:"image_pull"`
 	CredentialExpiry bool `json:"credential_expiry"`
+	// PortForward: sandbox/forward_port and port/close work.
+	PortForward bool `json:"port_forward"`
+	// Egress: spec.egress works.
+	Egress bool `json:"egress"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.
@@ -89,6 +93,10 @@ type Spec struct {
 	// RequireIsolation refuses the create (invalid_request) unless the
 	// provider isolates sandboxes from the host (capabilities.isolation).
 	RequireIsolation bool `json:"require_isolation,omitempty"`
+	// Egress lets the sandbox reach the hosts its rules allow, through
+	// the resident (capabilities.egress); network must then be "none" or
+	// unset.
+	Egress *Egress `json:"egress,omitempty"`
 }
 
 // VolumeMount mounts a store volume into a sandbox at Path (relative paths

@@ -21,6 +21,10 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if info := s.prov.Info(); p.Spec.RequireIsolation && !info.Capabilities.Isolation {
 		return nil, invalid("spec.require_isolation: provider %s does not isolate sandboxes here (capabilities.isolation is false)", info.Name)
 	}
+	policy, err := s.prepareEgress(&p.Spec)
+	if err != nil {
+		return nil, err
+	}
 	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
 	if err != nil {
 		return nil, err
@@ -31,11 +35,19 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 		s.removeOrphan(id)
 		return nil, ctx.Err()
 	}
+	if policy != nil {
+		if err := s.startEgress(ctx, id, policy); err != nil {
+			// A sandbox without its proxy is not the one asked for.
+			s.removeOrphan(id)
+			return nil, err
+		}
+	}
 	s.log.Info("sandbox created", zap.String("sandbox_id", id), zap.String("image", p.Spec.Image))
 	return &protocol.CreateResult{SandboxID: id}, nil
 }
 
 func (s *session) removeOrphan(id string) {
+	s.endNet(id)
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.GracePeriod)
 	defer cancel()
 	if _, err := s.prov.Terminate(ctx, id); err != nil {
@@ -94,6 +106,7 @@ func terminate(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDPa
 	case err != nil:
 		return nil, err
 	}
+	s.endNet(p.SandboxID) // its forwards and proxy end with it
 	existed, err := s.prov.Terminate(ctx, p.SandboxID)
 	if err != nil {
 		return nil, err

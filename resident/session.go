@@ -48,6 +48,8 @@ type session struct {
 	execs    map[string]*runningExec            // exec id -> exec, until it answers
 	running  int                                // execs holding a concurrency slot
 
+	netState // forwards and egress (issue 20)
+
 	isExpired    atomic.Bool
 	expiredOnce  sync.Once
 	expiredCh    chan struct{}
@@ -80,6 +82,7 @@ func newSession(opts Options) *session {
 		s.writer = w
 	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
+	s.initNet()
 	return s
 }
 

@@ -140,6 +140,7 @@ func (p *Provider) Info() provider.Info {
 		Capabilities: protocol.Capabilities{
 			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
+			PortForward: true, Egress: true,
 		},
 		CallTimeout: p.timing.api,
 	}
