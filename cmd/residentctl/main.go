@@ -64,6 +64,7 @@ var commands = []command{
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
 	{"rm", "ID...", "terminate sandboxes", cmdRm},
 	{"cp", "LOCAL ID:PATH", "copy a local file (- for stdin) into a sandbox", cmdCp},
+	{"port", "ID PORT", "forward a port inside a sandbox to a loopback address, until Ctrl-C", cmdPort},
 	{"volumes", "[--json]", "list persistent volumes", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
 	{"cat", "VOL PATH", "print a file of a volume", cmdCat},
