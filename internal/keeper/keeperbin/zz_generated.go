@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "5256678ed555376ef8d65d0f2a6035684febbad4b51de7cbfb9f22b777c7dccc"
+const BuiltFrom = "e1cc5c31e711bc781b748584320e212bec2fa0ada4b1522ad657a1f8056727ae"
