@@ -82,6 +82,7 @@ func (s *session) startEgress(ctx context.Context, sandboxID string, policy egre
 	}
 	p := &egressProxy{s: s, net: sn, policy: policy, verdict: proc.Stdin(),
 		log: s.log.With(zap.String("sandbox_id", sandboxID), zap.String("component", "egress"))}
+	s.spawn(func() { s.logStderr(proc.Stderr(), p.log) })
 	events := json.NewDecoder(bufio.NewReader(proc.Stdout()))
 	ready := make(chan error, 1)
 	go func() {
@@ -102,7 +103,7 @@ func (s *session) startEgress(ctx context.Context, sandboxID string, policy egre
 		_, _ = proc.Wait()
 		return protocol.Errorf(protocol.KindInternal, "egress proxy: %s", s.scrub.ScrubString(err.Error()))
 	}
-	s.spawn(func() { go s.logStderr(proc.Stderr(), p.log); p.serve(events, proc) })
+	s.spawn(func() { p.serve(events, proc) })
 	return nil
 }
 

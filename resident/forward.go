@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strconv"
 
 	"go.uber.org/zap"
 
@@ -21,6 +20,9 @@ type forward struct {
 	cancel context.CancelFunc
 }
 
+// forwardPort opens a forward. It is ordered by sandbox, as terminate is,
+// so a forward asked for behind a terminate finds the sandbox gone instead
+// of outliving it.
 func forwardPort(ctx context.Context, s *session, _ *call, p *protocol.ForwardPortParams) (*protocol.ForwardPortResult, error) {
 	if s.relayer == nil || !s.prov.Info().Capabilities.PortForward {
 		return nil, invalid("provider %s cannot forward ports (capabilities.port_forward is false)", s.prov.Info().Name)
@@ -120,6 +122,3 @@ func closePort(_ context.Context, s *session, _ *call, p *protocol.PortClosePara
 	}
 	return &protocol.PortCloseResult{Existed: s.closeForward(p.ForwardID)}, nil
 }
-
-// portString is a port as text, for the proxy's address.
-func portString(port int) string { return strconv.Itoa(port) }

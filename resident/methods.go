@@ -93,7 +93,7 @@ func init() {
 		protocol.MethodSandboxList:   handle(listOwned),
 		protocol.MethodSandboxOwner:  handle(readOwner).routedBy(nil),
 		protocol.MethodSandboxTerm:   handle(terminate).routedBy(bySandbox),
-		protocol.MethodForwardPort:   handle(forwardPort).routedBy(nil),
+		protocol.MethodForwardPort:   handle(forwardPort).routedBy(bySandbox),
 		protocol.MethodPortClose:     handle(closePort),
 		protocol.MethodStoreVolumes:  handle(listVolumes),
 		protocol.MethodStoreListDir:  handle(listDir),

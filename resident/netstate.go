@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 	"sync"
 
 	"github.com/resident-dev/resident/provider"
@@ -100,3 +101,5 @@ func newNetID(prefix string) string {
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
 }
+
+func portString(port int) string { return strconv.Itoa(port) }

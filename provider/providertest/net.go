@@ -63,6 +63,22 @@ func runNet(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("attach_answers_a_client_that_half_closed", func(t *testing.T) {
+		relay := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3999), Stdin: true})
+		_, _ = io.WriteString(relay.proc.Stdin(), "CONNECT allowed.example:443 HTTP/1.1\r\n\r\nrequest")
+		ev := proxy.next(t)
+		attach := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.AttachCommand(ev.ID), Stdin: true})
+		_ = relay.proc.Stdin().Close() // the client has sent all it will
+		await(t, "the request and its end to reach upstream", func() bool { return attach.stdout.String() == "request" })
+		_, _ = io.WriteString(attach.proc.Stdin(), "answer")
+		_ = attach.proc.Stdin().Close()
+		relay.wait(t)
+		attach.wait(t)
+		if out := relay.stdout.String(); out != "HTTP/1.1 200 Connection established\r\n\r\nanswer" {
+			t.Fatalf("the client read %q, want the answer after its own half-close", out)
+		}
+	})
+
 	t.Run("relay_to_a_closed_port_fails_with_nothing_on_stdout", func(t *testing.T) {
 		out, errOut, st := runIn(t, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3998), Stdin: true})
 		if st.Code == 0 || out != "" || errOut == "" {
