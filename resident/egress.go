@@ -21,6 +21,9 @@ import (
 // egressListen is where the proxy listens inside the sandbox.
 const egressListen = "127.0.0.1:3128"
 
+// egressStartTimeout bounds the wait for a new sandbox's proxy to listen.
+const egressStartTimeout = 30 * time.Second
+
 // egressDialTimeout bounds the resident's dial of an allowed target.
 const egressDialTimeout = 10 * time.Second
 
@@ -85,22 +88,28 @@ func (s *session) startEgress(ctx context.Context, sandboxID string, policy egre
 	s.spawn(func() { s.logStderr(proc.Stderr(), p.log) })
 	events := json.NewDecoder(bufio.NewReader(proc.Stdout()))
 	ready := make(chan error, 1)
-	go func() {
+	s.spawn(func() {
 		var first provider.ProxyEvent
 		if err := events.Decode(&first); err != nil || !first.Ready {
 			ready <- fmt.Errorf("the proxy did not start: %s (%v)", first.Error, err)
 			return
 		}
 		ready <- nil
-	}()
+	})
+	timer := time.NewTimer(egressStartTimeout)
+	defer timer.Stop()
 	select {
 	case err = <-ready:
+	case <-timer.C:
+		err = fmt.Errorf("the proxy did not say it listens within %s", egressStartTimeout)
 	case <-ctx.Done():
-		err = ctx.Err()
 	}
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
 		sn.cancel()
 		_, _ = proc.Wait()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return protocol.Errorf(protocol.KindInternal, "egress proxy: %s", s.scrub.ScrubString(err.Error()))
 	}
 	s.spawn(func() { p.serve(events, proc) })
