@@ -29,6 +29,8 @@ CLIENT_METHODS = {
     "store/list_volumes": "list_volumes",
     "store/list_dir": "list_dir",
     "store/read_file": "read_file",
+    "sandbox/forward_port": "forward_port",
+    "port/close": "close_port",
 }
 
 
