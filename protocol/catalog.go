@@ -55,6 +55,8 @@ var Catalog = []Call{
 	request[VolumeNameParams, Empty](MethodDeleteVolume),
 	request[Empty, ListOwnedResult](MethodSandboxWatch),
 	request[Empty, Empty](MethodShutdown),
+	request[ForwardPortParams, ForwardPortResult](MethodForwardPort),
+	request[PortCloseParams, PortCloseResult](MethodPortClose),
 	notification[CancelParams](MethodCancelRequest, true),
 	notification[ExecOutput](NotifyExecOutput, false),
 	notification[StoreData](NotifyStoreData, false),

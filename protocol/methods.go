@@ -17,6 +17,8 @@ const (
 	MethodSandboxList   = "sandbox/list_owned"
 	MethodSandboxOwner  = "sandbox/read_owner"
 	MethodSandboxTerm   = "sandbox/terminate"
+	MethodForwardPort   = "sandbox/forward_port"
+	MethodPortClose     = "port/close"
 	MethodStoreVolumes  = "store/list_volumes"
 	MethodStoreListDir  = "store/list_dir"
 	MethodStoreReadFile = "store/read_file"

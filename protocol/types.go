@@ -66,6 +66,10 @@ type Capabilities struct {
 	VolumeAdmin bool `json:"volume_admin"`
 	// Watch: sandbox/watch (the resident's own; always true).
 	Watch bool `json:"watch"`
+	// PortForward: sandbox/forward_port and port/close work.
+	PortForward bool `json:"port_forward"`
+	// Egress: spec.egress works.
+	Egress bool `json:"egress"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.
@@ -119,6 +123,10 @@ type Spec struct {
 	// default: a name in its /etc/passwd, a uid, or uid:gid
 	// (capabilities.exec_user). Empty: the image's user.
 	User string `json:"user,omitempty"`
+	// Egress lets the sandbox reach the hosts its rules allow, through
+	// the resident (capabilities.egress); network must then be "none" or
+	// unset.
+	Egress *Egress `json:"egress,omitempty"`
 }
 
 // VolumeMount mounts a store volume into a sandbox at Path (relative paths

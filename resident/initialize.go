@@ -85,6 +85,8 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 	caps.Upload = s.streamer != nil
 	caps.VolumeAdmin = s.volumes != nil
 	caps.Watch = true
+	caps.PortForward = caps.PortForward && s.relayer != nil
+	caps.Egress = caps.Egress && s.relayer != nil
 	s.log.Info("initialized", zap.String("install_id", p.InstallID), zap.String("owner_tag", s.owner.Key),
 		zap.Int("credentials", len(p.Credentials)), zap.Bool("expires", p.CredentialsExpireAt != nil))
 	return &protocol.InitializeResult{

@@ -111,6 +111,8 @@ func init() {
 		protocol.MethodSandboxList:     handle(listOwned),
 		protocol.MethodSandboxOwner:    handle(readOwner).routedBy(nil),
 		protocol.MethodSandboxTerm:     handle(terminate).routedBy(bySandbox),
+		protocol.MethodForwardPort:     handle(forwardPort).routedBy(bySandbox),
+		protocol.MethodPortClose:       handle(closePort),
 		protocol.MethodStoreVolumes:    handle(listVolumes),
 		protocol.MethodStoreListDir:    handle(listDir),
 		protocol.MethodStoreReadFile:   handle(readFile),

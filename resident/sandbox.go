@@ -31,11 +31,14 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if err := s.checkBuildImage(p.Spec.Image); err != nil {
 		return nil, err
 	}
+	policy, err := s.prepareEgress(&p.Spec)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkPool(p); err != nil {
 		return nil, err
 	}
 	var id string
-	var err error
 	if p.Pool != nil {
 		id, err = s.createFromPool(ctx, p)
 	} else {
@@ -50,12 +53,20 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 		s.removeOrphan(id)
 		return nil, ctx.Err()
 	}
+	if policy != nil {
+		if err := s.startEgress(ctx, id, policy); err != nil {
+			// A sandbox without its proxy is not the one asked for.
+			s.removeOrphan(id)
+			return nil, err
+		}
+	}
 	s.log.Info("sandbox created", zap.String("sandbox_id", id), zap.String("image", p.Spec.Image))
 	s.watch.sandbox(protocol.WatchCreated, id, protocol.StateRunning)
 	return &protocol.CreateResult{SandboxID: id}, nil
 }
 
 func (s *session) removeOrphan(id string) {
+	s.endNet(id)
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.GracePeriod)
 	defer cancel()
 	if _, err := s.prov.Terminate(ctx, id); err != nil {
@@ -114,6 +125,7 @@ func terminate(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDPa
 	case err != nil:
 		return nil, err
 	}
+	s.endNet(p.SandboxID) // its forwards and proxy end with it
 	existed, err := s.prov.Terminate(ctx, p.SandboxID)
 	if err != nil {
 		return nil, err

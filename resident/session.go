@@ -61,6 +61,8 @@ type session struct {
 	uploads  map[string]*upload                 // stream id -> streamed write_file, until it answers
 	running  int                                // execs holding a concurrency slot
 
+	netState // forwards and egress (issue 20)
+
 	isExpired    atomic.Bool
 	expiredOnce  sync.Once
 	expiredCh    chan struct{}
@@ -116,6 +118,7 @@ func newSession(opts Options) *session {
 	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
 	s.watch = newWatcher(s)
+	s.initNet()
 	return s
 }
 

@@ -74,6 +74,7 @@ var commands = []command{
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
 	{"rm", "ID... | --all [-y]", "terminate sandboxes (IDs may be unique prefixes; --all: every owned one, asking on a terminal)", cmdRm},
 	{"cp", "LOCAL ID:PATH | ID:PATH LOCAL", "copy a file or directory into or out of a sandbox (- for stdin or stdout), with progress on a terminal", cmdCp},
+	{"port", "ID PORT", "forward a port inside a sandbox to a loopback address, until Ctrl-C", cmdPort},
 	{"volume", "ls [--json] | create NAME... | rm NAME...", "list, create or delete persistent volumes", cmdVolume},
 	{"volumes", "[--json]", "list persistent volumes (volume ls)", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},

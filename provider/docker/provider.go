@@ -145,6 +145,7 @@ func (p *Provider) Info() provider.Info {
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
 			Pool: true, Snapshot: true, ImageBuild: true,
 			SandboxFiles: true, Upload: true, VolumeAdmin: true,
+			PortForward: true, Egress: true,
 		},
 		CallTimeout: p.timing.api,
 	}

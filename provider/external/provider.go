@@ -128,9 +128,14 @@ func (p *Provider) initParams() wire.InitializeParams {
 		ExecWindowBytes: p.window, CallTimeoutS: p.callTimeout.Seconds()}
 }
 
+// Info is what the provider described, less port_forward and egress: the
+// provider protocol does not carry provider.Relayer yet, so a served
+// provider that has them (docker) cannot lend them through it.
 func (p *Provider) Info() provider.Info {
 	d := p.described
-	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout, DetachedBufferBytes: d.DetachedBufferBytes}
+	caps := d.Capabilities
+	caps.PortForward, caps.Egress = false, false // not lent through the provider protocol yet
+	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: caps, CallTimeout: p.callTimeout, DetachedBufferBytes: d.DetachedBufferBytes}
 }
 
 func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }

@@ -79,6 +79,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("pool", func(t *testing.T) { runPool(t, h) })
 	t.Run("snapshot", func(t *testing.T) { runSnapshot(t, h) })
 	t.Run("image_build", func(t *testing.T) { runBuild(t, h) })
+	t.Run("net", func(t *testing.T) { runNet(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite

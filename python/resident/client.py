@@ -445,6 +445,16 @@ class Client:
         """Removes a sandbox; idempotent. True if it existed."""
         return bool(self._call("sandbox/terminate", {"sandbox_id": sandbox_id})["existed"])
 
+    def forward_port(self, sandbox_id: str, port: int) -> Tuple[str, str]:
+        """Forwards 127.0.0.1:port inside a sandbox (capabilities.port_forward) to a loopback address
+        here, for as long as this session lives; returns (address, forward_id)."""
+        res = self._call("sandbox/forward_port", {"sandbox_id": sandbox_id, "port": port})
+        return str(res["address"]), str(res["forward_id"])
+
+    def close_port(self, forward_id: str) -> bool:
+        """Ends a forward; idempotent. True if it was still open."""
+        return bool(self._call("port/close", {"forward_id": forward_id})["existed"])
+
     def write_file(self, sandbox_id: str, path: str, data: bytes, mode: Optional[int] = None) -> int:
         params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path, "data": _b64(data)}
         if mode is not None:

@@ -33,6 +33,8 @@ CLIENT_METHODS = {
     "snapshot/list": "list_snapshots",
     "snapshot/delete": "delete_snapshot",
     "image/build": "build_image",
+    "sandbox/forward_port": "forward_port",
+    "port/close": "close_port",
 }
 
 

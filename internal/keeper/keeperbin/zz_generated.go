@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "ceba9d6e43e1bb581d7b5f7d0fb62e797470fb7b9053749cb28b7497a4bbd6ef"
+const BuiltFrom = "18df1d18e72763bdc436ddfb1f40b509ce26295c71f691d8ab1b847f9f91c53c"

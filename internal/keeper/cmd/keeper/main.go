@@ -20,7 +20,9 @@
 //     (internal/beneath), for the store, and end with the request that
 //     asked (-lease: stdin's end);
 //   - put: write a file as the sandbox's own user (write_file), which the
-//     engine's archive API, writing as the engine's root, cannot.
+//     engine's archive API, writing as the engine's root, cannot;
+//   - relay / proxy / attach: carry a forwarded port or an egress
+//     connection over one exec's stdin and stdout (relay.go, proxy.go).
 //
 // It is built with CGO_ENABLED=0 and embedded by package keeperbin; see
 // that package for how to rebuild it after editing this one.
@@ -40,7 +42,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: keeper serve|alive|run|kill|oom|ls|cat|put ...")
+		fail("usage: keeper serve|alive|run|kill|oom|ls|cat|put|relay|proxy|attach ...")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -69,6 +71,10 @@ func main() {
 		os.Exit(readHelper(args))
 	case cmdList:
 		os.Exit(listHelper(args))
+	case keeperproto.CmdRelay, keeperproto.CmdAttach:
+		os.Exit(carry(os.Args[1], args))
+	case keeperproto.CmdProxy:
+		os.Exit(proxy(args))
 	default:
 		fail("keeper: unknown command " + os.Args[1])
 	}

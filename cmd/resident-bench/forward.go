@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// forwardPort is the httpd port inside the bench sandbox.
+const forwardPort = 8099
+
+// forward measures sandbox/forward_port: a forwarded connection's
+// throughput and the setup it adds, against a direct connection to a
+// published port of a container (bridge network) when the engine has a
+// bridge, and otherwise against the floor of any exec-carried stream, a
+// raw exec of cat through the Engine API. Every forwarded connection is
+// one exec today, so its setup is an exec's start.
+func (b *bench) forward() ([]row, error) {
+	size := b.scale(64, 4)
+	setup := fmt.Sprintf("mkdir -p /srv/bench && cd /srv/bench && echo ok > small && dd if=/dev/urandom of=big bs=1M count=%d 2>/dev/null", size)
+	if err := b.res.exec(b.sandbox, "sh", "-c", setup); err != nil {
+		return nil, err
+	}
+	if _, err := b.res.send("sandbox/exec", execParams(b.sandbox, "httpd", "-f", "-p", "127.0.0.1:"+strconv.Itoa(forwardPort), "-h", "/srv/bench")); err != nil {
+		return nil, err
+	}
+	var fwd struct {
+		Address string `json:"address"`
+	}
+	if err := b.res.call("sandbox/forward_port", map[string]any{"sandbox_id": b.sandbox, "port": forwardPort}, &fwd); err != nil {
+		return nil, err
+	}
+	ours := "http://" + fwd.Address
+	if err := awaitHTTP(ours + "/small"); err != nil {
+		return nil, err
+	}
+	direct, label, err := b.directBaseline(setup)
+	if err != nil {
+		return nil, err
+	}
+	bytes := int64(size) << 20
+	oursBig, directBig, err := interleaved(b.scale(5, 1), func() error { return get(ours+"/big", bytes) }, func() error { return direct("big", bytes) })
+	if err != nil {
+		return nil, err
+	}
+	oursSmall, directSmall, err := interleaved(b.scale(50, 5), func() error { return get(ours+"/small", 3) }, func() error { return direct("small", 3) })
+	if err != nil {
+		return nil, err
+	}
+	through, base := mbps(bytes, oursBig.median()), mbps(bytes, directBig.median())
+	added := oursSmall.median() - directSmall.median()
+	return []row{
+		{figure: fmt.Sprintf("forwarded GET of %d MB", size), ours: fmt.Sprintf("%.0f MB/s", through), raw: fmt.Sprintf("%.0f MB/s (%s)", base, label),
+			ratio: fmt.Sprintf("%.2fx", through/base), goal: "≥ 0.7x direct", verdict: verdict(through >= 0.7*base)},
+		{figure: "forwarded connection setup (GET of 3 bytes)", ours: medP99(oursSmall), raw: medP99(directSmall) + " (" + label + ")",
+			ratio: "adds " + ms(added), goal: "≤ 2 ms added", verdict: verdict(added <= 2*time.Millisecond)},
+	}, nil
+}
+
+// directBaseline is a fetch of a file of the sandbox without the resident:
+// over a published port when the engine can publish one, else a raw exec.
+func (b *bench) directBaseline(setup string) (func(name string, n int64) error, string, error) {
+	if addr, err := b.publishedServer(setup); err == nil {
+		return func(name string, n int64) error { return get("http://"+addr+"/"+name, n) }, "published port", nil
+	}
+	return func(name string, n int64) error {
+		_, got, err := b.raw.exec(b.sandbox, []string{"cat", "/srv/bench/" + name})
+		if err == nil && got != n {
+			err = fmt.Errorf("raw cat %s: %d bytes, want %d", name, got, n)
+		}
+		return err
+	}, "raw exec cat: the engine has no bridge", nil
+}
+
+// publishedServer runs httpd in a bridge container with its port published
+// on the host's loopback and returns the host address.
+func (b *bench) publishedServer(setup string) (string, error) {
+	body := map[string]any{"Image": b.image, "Labels": b.rawLabels(),
+		"Cmd":          []string{"sh", "-c", setup + " && exec httpd -f -p 8099 -h /srv/bench"},
+		"ExposedPorts": map[string]any{"8099/tcp": map[string]any{}},
+		"HostConfig": map[string]any{"NetworkMode": "bridge",
+			"PortBindings": map[string]any{"8099/tcp": []map[string]string{{"HostIp": "127.0.0.1", "HostPort": ""}}}}}
+	data, err := b.raw.want("POST", "/containers/create", body, 201)
+	if err != nil {
+		return "", err
+	}
+	var created struct{ Id string }
+	if err := json.Unmarshal(data, &created); err != nil {
+		return "", err
+	}
+	if _, err := b.raw.want("POST", "/containers/"+created.Id+"/start", nil, 204); err != nil {
+		return "", err
+	}
+	data, err = b.raw.want("GET", "/containers/"+created.Id+"/json", nil, 200)
+	if err != nil {
+		return "", err
+	}
+	var info struct {
+		NetworkSettings struct {
+			Ports map[string][]struct{ HostIp, HostPort string }
+		}
+	}
+	if err := json.Unmarshal(data, &info); err != nil || len(info.NetworkSettings.Ports["8099/tcp"]) == 0 {
+		return "", fmt.Errorf("no published port (%v)", err)
+	}
+	addr := "127.0.0.1:" + info.NetworkSettings.Ports["8099/tcp"][0].HostPort
+	return addr, awaitHTTP("http://" + addr + "/small")
+}
+
+var benchHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// get fetches url on a new connection and checks its length.
+func get(url string, n int64) error {
+	resp, err := benchHTTP.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.Copy(io.Discard, resp.Body)
+	if err == nil && got != n {
+		err = fmt.Errorf("%s: %d bytes, want %d", url, got, n)
+	}
+	return err
+}
+
+// awaitHTTP waits (bounded) until url answers: the server starts in the
+// background.
+func awaitHTTP(url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := get(url, 3)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

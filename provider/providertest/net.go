@@ -1,0 +1,130 @@
+package providertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// runNet checks provider.Relayer, the contract under port_forward and
+// egress, with nothing but the provider's own commands: the proxy is the
+// server a relay reaches inside the sandbox, so the image needs no tool.
+func runNet(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	relayer, ok := e.p.(provider.Relayer)
+	caps := e.p.Info().Capabilities
+	if !ok {
+		if caps.PortForward || caps.Egress {
+			t.Fatalf("the provider announces port_forward=%v egress=%v but has no provider.Relayer", caps.PortForward, caps.Egress)
+		}
+		t.Skip("the provider has no provider.Relayer")
+	}
+	id := e.create(protocol.Spec{}, nil)
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	proxy := startProxy(t, c, e.p, id, relayer.ProxyCommand("127.0.0.1:3999"))
+
+	t.Run("relay_reaches_a_port_inside_and_a_refusal_comes_back", func(t *testing.T) {
+		relay := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3999), Stdin: true})
+		_, _ = io.WriteString(relay.proc.Stdin(), "CONNECT blocked.example:443 HTTP/1.1\r\n\r\n")
+		ev := proxy.next(t)
+		if ev.Host != "blocked.example" || ev.Port != 443 || ev.ID == "" {
+			t.Fatalf("the proxy asked %+v, want blocked.example:443 with an id", ev)
+		}
+		proxy.refuse(t, ev.ID, "not on the list")
+		_ = relay.proc.Stdin().Close()
+		relay.wait(t)
+		if out := relay.stdout.String(); !strings.HasPrefix(out, "HTTP/1.1 403 ") || !strings.Contains(out, "not on the list") {
+			t.Fatalf("the relay carried back %q, want the proxy's 403 with the refusal", out)
+		}
+	})
+
+	t.Run("attach_carries_a_held_connection_both_ways", func(t *testing.T) {
+		relay := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3999), Stdin: true})
+		_, _ = io.WriteString(relay.proc.Stdin(), "CONNECT allowed.example:443 HTTP/1.1\r\n\r\nfrom-client")
+		ev := proxy.next(t)
+		attach := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.AttachCommand(ev.ID), Stdin: true})
+		_, _ = io.WriteString(attach.proc.Stdin(), "from-upstream")
+		_ = attach.proc.Stdin().Close()
+		_ = relay.proc.Stdin().Close()
+		relay.wait(t)
+		attach.wait(t)
+		if out := relay.stdout.String(); out != "HTTP/1.1 200 Connection established\r\n\r\nfrom-upstream" {
+			t.Fatalf("the client read %q", out)
+		}
+		if out := attach.stdout.String(); out != "from-client" {
+			t.Fatalf("upstream read %q", out)
+		}
+	})
+
+	t.Run("attach_answers_a_client_that_half_closed", func(t *testing.T) {
+		relay := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3999), Stdin: true})
+		_, _ = io.WriteString(relay.proc.Stdin(), "CONNECT allowed.example:443 HTTP/1.1\r\n\r\nrequest")
+		ev := proxy.next(t)
+		attach := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.AttachCommand(ev.ID), Stdin: true})
+		_ = relay.proc.Stdin().Close() // the client has sent all it will
+		await(t, "the request and its end to reach upstream", func() bool { return attach.stdout.String() == "request" })
+		_, _ = io.WriteString(attach.proc.Stdin(), "answer")
+		_ = attach.proc.Stdin().Close()
+		relay.wait(t)
+		attach.wait(t)
+		if out := relay.stdout.String(); out != "HTTP/1.1 200 Connection established\r\n\r\nanswer" {
+			t.Fatalf("the client read %q, want the answer after its own half-close", out)
+		}
+	})
+
+	t.Run("relay_to_a_closed_port_fails_with_nothing_on_stdout", func(t *testing.T) {
+		out, errOut, st := runIn(t, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3998), Stdin: true})
+		if st.Code == 0 || out != "" || errOut == "" {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want a failure that says why", st.Code, out, errOut)
+		}
+	})
+}
+
+// proxyExec is a running ProxyCommand: its events and its verdict pipe.
+type proxyExec struct {
+	run    *running
+	events *json.Decoder
+}
+
+func startProxy(t *testing.T, c context.Context, p provider.Provider, id string, argv []string) *proxyExec {
+	t.Helper()
+	proc, err := p.Exec(c, id, provider.ExecRequest{Argv: argv, Stdin: true})
+	if err != nil {
+		t.Fatalf("Exec(%q): %v", argv, err)
+	}
+	r := &running{proc: proc}
+	r.readers.Add(1)
+	go func() { defer r.readers.Done(); _, _ = io.Copy(&r.stderr, proc.Stderr()) }()
+	px := &proxyExec{run: r, events: json.NewDecoder(bufio.NewReader(proc.Stdout()))}
+	if ev := px.next(t); !ev.Ready {
+		t.Fatalf("the proxy's first line is %+v, want ready (stderr %q)", ev, r.stderr.String())
+	}
+	t.Cleanup(func() { _ = proc.Stdin().Close() })
+	return px
+}
+
+// next is the proxy's next line. The decoder reads in the test's
+// goroutine: a proxy that says nothing fails the exec's own deadline.
+func (px *proxyExec) next(t *testing.T) provider.ProxyEvent {
+	t.Helper()
+	var ev provider.ProxyEvent
+	if err := px.events.Decode(&ev); err != nil {
+		t.Fatalf("reading the proxy's line: %v (stderr %q)", err, px.run.stderr.String())
+	}
+	return ev
+}
+
+func (px *proxyExec) refuse(t *testing.T, id, msg string) {
+	t.Helper()
+	line, _ := json.Marshal(provider.ProxyVerdict{ID: id, Refusal: msg})
+	if _, err := px.run.proc.Stdin().Write(append(line, '\n')); err != nil {
+		t.Fatalf("writing the verdict: %v", err)
+	}
+}
