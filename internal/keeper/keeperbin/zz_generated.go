@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"
+const BuiltFrom = "960e7e41c3a8a76222f0813770ce858ee9896771db434a5fad845736491e145a"

@@ -30,6 +30,10 @@ const (
 	CmdLs    = "ls"    // ls [-lease] -limit N -- PATH: JSON listing of StoreRoot/PATH
 	CmdCat   = "cat"   // cat [-lease] -- PATH: Header line, then the bytes of StoreRoot/PATH
 	CmdPut   = "put"   // put [-mode OCTAL] -- PATH: stdin's bytes to PATH; a Header line
+	// install DIR: copy this keeper to DIR/keeper (mode 0555). A Kubernetes
+	// pod's init container runs it from the keeper image to put the keeper
+	// into the volume its sandbox container mounts at Dir.
+	CmdInstall = "install"
 )
 
 // Every process an exec starts carries its mark: a supplementary group id

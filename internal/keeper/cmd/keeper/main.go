@@ -34,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: keeper alive|run|kill|oom|ls|cat|put ...")
+		fail("usage: keeper alive|run|kill|oom|ls|cat|put|install ...")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -53,6 +53,8 @@ func main() {
 		os.Exit(cat(args))
 	case keeperproto.CmdPut:
 		os.Exit(put(args))
+	case keeperproto.CmdInstall:
+		os.Exit(install(args))
 	default:
 		fail("keeper: unknown command " + os.Args[1])
 	}

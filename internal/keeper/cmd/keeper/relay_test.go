@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+)
+
+// keeperMainEnv makes the test binary be the keeper: a run needs a real
+// process whose stdout a background child can inherit.
+const keeperMainEnv = "RESIDENT_KEEPER_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(keeperMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func keeperCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), keeperMainEnv+"=1")
+	return cmd
+}
+
+// With -relay a run ends when its child exits, although a background child
+// still holds the output it was given: the exec's stream is the keeper's
+// alone. The child's output before the exit arrives whole.
+func TestRelayEndsWithTheChild(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := keeperCmd(t, keeperproto.CmdRun, "-relay", "-token", "0123456789ab", "--",
+		"sh", "-c", "echo out; echo err >&2; sleep 60 & echo $! > "+pidFile)
+	done := make(chan error, 1)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	// The control stream stays open: its end would kill the tree.
+	control, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer control.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("keeper run: %v (stderr %q)", err, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("keeper run did not end while a background child held its output")
+	}
+	if got := out.String(); !strings.HasPrefix(got, keeperproto.StatusPrefix+"ok") || !strings.HasSuffix(got, "\nout\n") {
+		t.Fatalf("stdout %q", got)
+	}
+	if got := errOut.String(); got != "err\n" {
+		t.Fatalf("stderr %q", got)
+	}
+}
+
+// install puts a runnable copy of the keeper into a directory.
+func TestInstall(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := keeperCmd(t, keeperproto.CmdInstall, dir).CombinedOutput(); err != nil {
+		t.Fatalf("install: %v: %s", err, out)
+	}
+	st, err := os.Stat(filepath.Join(dir, "keeper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o555 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+}
