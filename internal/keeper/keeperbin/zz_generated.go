@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "960e7e41c3a8a76222f0813770ce858ee9896771db434a5fad845736491e145a"
+const BuiltFrom = "64336c7e20b893cb6f537da92efe4a7398058945b83825ee618a512dfb17e83c"

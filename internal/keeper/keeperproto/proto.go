@@ -107,6 +107,12 @@ const (
 	FrameData byte = 'd' // payload: bytes for the child's stdin
 	FrameEOF  byte = 'e' // close the child's stdin
 	FrameKill byte = 'k' // kill the whole process tree, then exit KilledExitCode
+	// FrameEnv, only before the others and only with "run -env-stdin": a
+	// payload of NUL-terminated NAME=VALUE pairs for the child's
+	// environment (over the keeper's own, later wins); an empty one ends
+	// them. For transports whose exec carries no environment of its own
+	// (a Kubernetes exec), so no value ever sits on a command line.
+	FrameEnv byte = 'v'
 )
 
 // MaxFramePayload bounds one frame; writers split larger data.

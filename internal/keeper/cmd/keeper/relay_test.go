@@ -93,3 +93,39 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("mode %v", st.Mode())
 	}
 }
+
+// -env-stdin takes the child's environment from frames before the control
+// frames, over the keeper's own (later wins), never from a command line.
+func TestEnvFrames(t *testing.T) {
+	cmd := keeperCmd(t, keeperproto.CmdRun, "-env-stdin", "-stdin", "-token", "0123456789ab", "--", "sh", "-c", `echo "$FOO|$BOTH"; read line; echo "$line"`)
+	cmd.Env = append(cmd.Env, "BOTH=keeper")
+	control, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		typ     byte
+		payload string
+	}{{keeperproto.FrameEnv, "FOO=a b\x00BOTH=first\x00"}, {keeperproto.FrameEnv, "BOTH=exec\x00"}, {keeperproto.FrameEnv, ""}, {keeperproto.FrameData, "typed\n"}, {keeperproto.FrameEOF, ""}} {
+		if err := keeperproto.WriteFrame(control, f.typ, []byte(f.payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("run did not end")
+	}
+	control.Close()
+	if got := strings.TrimPrefix(out.String(), keeperproto.StatusPrefix+"ok 0\n"); got != "a b|exec\ntyped\n" {
+		t.Fatalf("stdout %q", out.String())
+	}
+}

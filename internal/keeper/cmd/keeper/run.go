@@ -30,12 +30,28 @@ func run(args []string) int {
 	withStdin := fs.Bool("stdin", false, "give the child the data frames as stdin")
 	exclusive := fs.Bool("exclusive", false, "kill every process of every other exec before starting")
 	deadlineMS := fs.Int64("deadline-ms", 0, "kill the tree after this many milliseconds")
+	envStdin := fs.Bool("env-stdin", false, "read the child's environment from env frames first (env.go)")
 	withRelay := fs.Bool("relay", false, "copy the child's output through pipes and end after it exited (relay.go)")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		status("err", keeperproto.KindInvalidRequest, "keeper run: bad arguments")
 		return 2
 	}
 	argv := fs.Args()
+	env := os.Environ()
+	if *envStdin {
+		extra, err := readEnvFrames(os.Stdin)
+		if err != nil {
+			status("err", keeperproto.KindInvalidRequest, "keeper run: env frames: "+err.Error())
+			return 2
+		}
+		env = mergeEnv(env, extra)
+		// PATH lookups (lookPath, in enter) see the child's PATH.
+		for _, kv := range extra {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == "PATH" {
+				os.Setenv("PATH", v)
+			}
+		}
+	}
 
 	// As a subreaper, orphans of the exec (a daemonized grandchild, a
 	// setsid'd shell) are reparented to the keeper instead of to init, so
@@ -104,7 +120,7 @@ func run(args []string) int {
 		files[1], files[2] = rl.outW, rl.errW
 	}
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   env,
 		Files: files,
 		Sys:   sys,
 	})
