@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "64336c7e20b893cb6f537da92efe4a7398058945b83825ee618a512dfb17e83c"
+const BuiltFrom = "ed2e902b74e70b70824809f62c8aefe1f7402eac884c4a62bff8ef10abf0c6a5"

@@ -129,3 +129,18 @@ func TestEnvFrames(t *testing.T) {
 		t.Fatalf("stdout %q", out.String())
 	}
 }
+
+// put takes a relative path in its working directory (a Kubernetes exec
+// starts in the container's, which the provider may not know).
+func TestPutRelative(t *testing.T) {
+	dir := t.TempDir()
+	cmd := keeperCmd(t, keeperproto.CmdPut, "--", "sub/file")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("data")
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "error") {
+		t.Fatalf("put: %v: %s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sub/file")); err != nil || string(b) != "data" {
+		t.Fatalf("file: %q %v", b, err)
+	}
+}
