@@ -104,7 +104,7 @@ func Import(socket string, archive []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	out, err := exec.Command("ctr", "-a", socket, "-n", "k8s.io", "images", "import", "--no-unpack=false", f.Name()).CombinedOutput()
+	out, err := exec.Command("ctr", "-a", socket, "-n", "k8s.io", "images", "import", f.Name()).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("ctr images import: %w: %s", err, out)
 	}
