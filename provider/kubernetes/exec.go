@@ -36,7 +36,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if d, ok := ctx.Deadline(); ok {
 		run.Deadline = d
 	}
-	exec, err := p.executor(sandboxID, run.Command(req.Argv), false)
+	exec, err := p.executor(sandboxID, containerSandbox, run.Command(req.Argv), false)
 	if err != nil {
 		return nil, classify(cctx, "exec", err)
 	}

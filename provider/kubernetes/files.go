@@ -51,7 +51,7 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 	if mode != nil {
 		args = append(args, "-mode", strconv.FormatUint(uint64(*mode&0o777), 8))
 	}
-	h, err := p.runKeeperHeader(ctx, sandboxID, data, append(args, "--", target)...)
+	h, err := p.runKeeperHeader(ctx, sandboxID, containerSandbox, data, append(args, "--", target)...)
 	if err != nil {
 		return err
 	}

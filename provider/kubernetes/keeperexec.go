@@ -19,24 +19,36 @@ import (
 // stdin and returns its stdout (at most 1 MiB is kept): the kill fallback,
 // the OOM counter and write_file use it.
 func (p *Provider) runKeeper(ctx context.Context, sandboxID string, input []byte, args ...string) (string, error) {
+	out, err := p.runKeeperIn(ctx, sandboxID, containerSandbox, input, args...)
+	if err != nil {
+		return "", p.explainExecFailure(ctx, sandboxID, err)
+	}
+	return out, nil
+}
+
+// runKeeperIn runs a short keeper command in any pod's container.
+func (p *Provider) runKeeperIn(ctx context.Context, podName, container string, input []byte, args ...string) (string, error) {
 	what := "keeper " + args[0]
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	exec, err := p.executor(sandboxID, keeper.Command(args...), false)
+	exec, err := p.executor(podName, container, keeper.Command(args...), false)
 	if err != nil {
 		return "", classify(cctx, what, err)
 	}
 	var out, errOut limitedBuffer
 	err = exec.StreamWithContext(cctx, remotecommand.StreamOptions{Stdin: bytes.NewReader(input), Stdout: &out, Stderr: &errOut})
 	if _, ok := exitCode(err); !ok {
-		return "", p.explainExecFailure(ctx, sandboxID, classify(cctx, what, fmt.Errorf("%w (%s)", err, strings.TrimSpace(errOut.String()))))
+		return "", classify(cctx, what, fmt.Errorf("%w (%s)", err, strings.TrimSpace(errOut.String())))
 	}
 	return out.String(), nil
 }
 
 // runKeeperHeader runs a keeper command that answers with one Header line.
-func (p *Provider) runKeeperHeader(ctx context.Context, sandboxID string, input []byte, args ...string) (keeperproto.Header, error) {
-	out, err := p.runKeeper(ctx, sandboxID, input, args...)
+func (p *Provider) runKeeperHeader(ctx context.Context, podName, container string, input []byte, args ...string) (keeperproto.Header, error) {
+	out, err := p.runKeeperIn(ctx, podName, container, input, args...)
+	if err != nil && container == containerSandbox {
+		err = p.explainExecFailure(ctx, podName, err)
+	}
 	if err != nil {
 		return keeperproto.Header{}, err
 	}

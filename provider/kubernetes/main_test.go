@@ -60,6 +60,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	removeTestClaims()
 	if left := leftovers(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "kubernetes tests left objects behind: %v\n", left)
 		code = 1
@@ -163,4 +164,12 @@ func leftovers() []string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return left
+}
+
+// removeTestClaims deletes the store claims the run made: volumes outlive
+// sandboxes by design, so no test's cleanup removes them.
+func removeTestClaims() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = admin.CoreV1().PersistentVolumeClaims(testNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: roleSelector(RoleStore)})
 }

@@ -40,6 +40,7 @@ func init() {
 var (
 	_ provider.Provider   = (*Provider)(nil)
 	_ provider.FileWriter = (*Provider)(nil)
+	_ provider.Store      = (*Provider)(nil)
 	_ provider.Process    = (*process)(nil)
 )
 

@@ -15,10 +15,10 @@ import (
 // executor streams one command in a sandbox's container through the API
 // server's exec subresource: WebSocket (the v5 protocol), falling back to
 // SPDY where an API server or a proxy in front of it cannot upgrade to it.
-func (p *Provider) executor(podName string, cmd []string, tty bool) (remotecommand.Executor, error) {
+func (p *Provider) executor(podName, container string, cmd []string, tty bool) (remotecommand.Executor, error) {
 	cs, cfg := p.client()
 	req := cs.CoreV1().RESTClient().Post().Namespace(p.namespace).Resource("pods").Name(podName).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: containerSandbox, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
 	if err != nil {
 		return nil, err
