@@ -66,3 +66,5 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 }
 
 func nameField(name string) zap.Field { return zap.String("name", name) }
+
+func errField(err error) zap.Field { return zap.Error(err) }

@@ -197,6 +197,7 @@ func (p *Provider) ApplyAuth(ctx context.Context, creds map[string]string) error
 	if _, err := cs.CoreV1().Pods(p.namespace).List(cctx, listOne); err != nil {
 		return classify(cctx, "kubernetes api", err)
 	}
+	p.sweepReaders(ctx)
 	return nil
 }
 
