@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,7 +114,9 @@ func newTestProvider(t *testing.T) *Provider {
 func newTestProviderWith(t *testing.T, adjust func(*provider.Config)) *Provider {
 	t.Helper()
 	needCluster(t)
-	cfg := provider.Config{}
+	// The cluster says whether its plugin enforces policies; the provider
+	// announces network_control accordingly.
+	cfg := provider.Config{Options: provider.NewOptions(map[string]string{optPolicies.Name: strconv.FormatBool(cluster.PoliciesEnforced)})}
 	if adjust != nil {
 		adjust(&cfg)
 	}
