@@ -144,8 +144,9 @@ func leftovers() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var left []string
-	// Deletions in flight (grace period, garbage collection) settle first.
-	for range 100 {
+	// Deletions in flight (grace period, garbage collection, a kubelet
+	// reconnecting after a fault test) settle first, for a minute at most.
+	for range 300 {
 		left = left[:0]
 		pods, err := admin.CoreV1().Pods(testNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=true"})
 		if err != nil {
