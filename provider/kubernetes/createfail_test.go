@@ -18,7 +18,9 @@ import (
 // pod no node has room for is quota once the bound passes.
 func TestCreateThatCannotStart(t *testing.T) {
 	p := newTestProvider(t)
-	p.timing.podStart = 8 * time.Second
+	// The kubelet tries the image only after the keeper's init container
+	// ran: on a loaded machine that takes seconds.
+	p.timing.podStart = 60 * time.Second
 	owner := provider.Owner{Key: "resident-install-id", InstallID: "fail-" + newID()[len(idPrefix):]}
 	ctx := context.Background()
 
@@ -26,6 +28,7 @@ func TestCreateThatCannotStart(t *testing.T) {
 	if protocol.KindOf(err) != protocol.KindNotFound || !strings.Contains(err.Error(), "resident-no-such-image") {
 		t.Errorf("missing image: %v (kind %s), want not_found naming the image", err, protocol.KindOf(err))
 	}
+	p.timing.podStart = 8 * time.Second
 	_, err = p.Create(ctx, protocol.Spec{Image: cluster.Image, CPUs: 512}, owner, nil)
 	if protocol.KindOf(err) != protocol.KindQuota || !strings.Contains(err.Error(), "Insufficient cpu") {
 		t.Errorf("unschedulable: %v (kind %s), want quota naming the reason", err, protocol.KindOf(err))

@@ -60,8 +60,9 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kubernetes test setup:", err)
 		return 1
 	}
+	started := time.Now().Add(-time.Second)
 	code := m.Run()
-	removeTestClaims()
+	removeTestClaims(started)
 	if left := leftovers(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "kubernetes tests left objects behind: %v\n", left)
 		code = 1
@@ -170,10 +171,19 @@ func leftovers() []string {
 	return left
 }
 
-// removeTestClaims deletes the store claims the run made: volumes outlive
-// sandboxes by design, so no test's cleanup removes them.
-func removeTestClaims() {
+// removeTestClaims deletes the store claims the run made (those created
+// since it started): volumes outlive sandboxes by design, so no test's
+// cleanup removes them.
+func removeTestClaims(since time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = admin.CoreV1().PersistentVolumeClaims(testNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: roleSelector(RoleStore)})
+	list, err := admin.CoreV1().PersistentVolumeClaims(testNamespace).List(ctx, metav1.ListOptions{LabelSelector: roleSelector(RoleStore)})
+	if err != nil {
+		return
+	}
+	for _, c := range list.Items {
+		if !c.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+			_ = admin.CoreV1().PersistentVolumeClaims(testNamespace).Delete(ctx, c.Name, metav1.DeleteOptions{})
+		}
+	}
 }

@@ -59,8 +59,9 @@ func RestartDaemon(name string) error {
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		return err
 	}
-	go func() { _ = cmd.Wait() }() // reaped when it ends; the cluster's stop kills it
-	return nil
+	// It outlives the test (its own session); the cluster's stop ends it,
+	// and init reaps it then.
+	return cmd.Process.Release()
 }
 
 // AwaitAPIServer waits until the API server says it is ready.
