@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"path"
 	"testing"
 	"time"
@@ -34,8 +36,43 @@ func TestConformance(t *testing.T) {
 			})
 			seedVolume(t, p, provider.Owner{Key: providertest.OwnerKey, InstallID: "seeder-" + name}, name, files)
 		},
+		Plant: func(t *testing.T, tags map[string]string) string {
+			return plantSandbox(t, newTestProvider(t), tags)
+		},
 		Isolated: true,
 	})
+}
+
+// plantSandbox makes a running sandbox pod whose host-visible tags are
+// exactly tags, past Create's checks (as another tool might), removed at
+// the test's end.
+func plantSandbox(t *testing.T, p *Provider, tags map[string]string) string {
+	t.Helper()
+	id := newID()
+	labels := baseLabels(RoleSandbox)
+	keys := []string{}
+	for k, v := range tags {
+		labels[k] = v
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	keyList, _ := json.Marshal(keys)
+	labels[LabelLifetime], labels[LabelSandbox] = "0", id
+	pod, err := p.sandboxPod(id, protocol.Spec{Image: cluster.Image}, labels, string(keyList), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	created, err := admin.CoreV1().Pods(testNamespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.removeLeftoverPod(id) })
+	if err := p.awaitRunning(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // seedVolume fills a volume through a sandbox that mounts it, as a
