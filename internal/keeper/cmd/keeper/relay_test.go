@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,23 +14,31 @@ import (
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
-// keeperMainEnv makes the test binary be the keeper: a run needs a real
-// process whose stdout a background child can inherit.
-const keeperMainEnv = "RESIDENT_KEEPER_TEST_MAIN"
+// keeperBin is this package built as the real keeper (static, no cgo): a
+// run needs a real process whose stdout a background child can inherit,
+// and a test binary built with -race cannot be one (cgo refuses the
+// all-threads prctl the keeper's protection makes).
+var keeperBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(keeperMainEnv) == "1" {
-		main()
-		return
+	dir, err := os.MkdirTemp("", "keeper-test-")
+	if err != nil {
+		panic(err)
 	}
-	os.Exit(m.Run())
+	keeperBin = filepath.Join(dir, "keeper")
+	build := exec.Command("go", "build", "-o", keeperBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("build the keeper: %v\n%s", err, out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func keeperCmd(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), keeperMainEnv+"=1")
-	return cmd
+	return exec.Command(keeperBin, args...)
 }
 
 // With -relay a run ends when its child exits, although a background child
@@ -98,7 +107,7 @@ func TestInstall(t *testing.T) {
 // frames, over the keeper's own (later wins), never from a command line.
 func TestEnvFrames(t *testing.T) {
 	cmd := keeperCmd(t, keeperproto.CmdRun, "-env-stdin", "-stdin", "-token", "0123456789ab", "--", "sh", "-c", `echo "$FOO|$BOTH"; read line; echo "$line"`)
-	cmd.Env = append(cmd.Env, "BOTH=keeper")
+	cmd.Env = append(os.Environ(), "BOTH=keeper")
 	control, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
