@@ -7,6 +7,11 @@
 // ["kubernetes_token"] replaces the kubeconfig's credentials; a 401 from
 // the API server fires the unauthorized hook (the expiry flow).
 //
+// What the provider's credentials need in its namespace (RBAC): pods
+// create, get, list, watch, delete; pods/exec create and get (WebSocket
+// exec is a GET); networkpolicies create, patch, delete;
+// persistentvolumeclaims create, get, list. Nothing cluster-wide.
+//
 // # The sandbox pod, hardened by default
 //
 // The resident's own pod spec (no Deployment, restartPolicy Never: nothing

@@ -31,3 +31,8 @@ func drain(proc provider.Process) {
 	wg.Go(func() { _, _ = io.Copy(io.Discard, proc.Stderr()) })
 	wg.Wait()
 }
+
+// testOwner is an owner of its own for one test.
+func testOwner(prefix string) provider.Owner {
+	return provider.Owner{Key: "resident-install-id", InstallID: prefix + "-" + newID()[len(idPrefix):]}
+}
