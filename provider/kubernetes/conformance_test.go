@@ -3,8 +3,8 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"path"
+	"slices"
 	"testing"
 	"time"
 
