@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper"
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
@@ -36,10 +38,6 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if d, ok := ctx.Deadline(); ok {
 		run.Deadline = d
 	}
-	exec, err := p.executor(sandboxID, containerSandbox, run.Command(req.Argv), false)
-	if err != nil {
-		return nil, classify(cctx, "exec", err)
-	}
 	if req.Exclusive {
 		undo := p.running.evict(sandboxID)
 		defer func() {
@@ -52,20 +50,60 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := keeper.WriteEnv(&env, execEnv(req.Env)); err != nil {
 		return nil, err
 	}
-	proc := newProcess(p, sandboxID, run.Token, req.Stdin)
-	proc.start(exec)
-	// The keeper reads the environment before it says anything; a stream
-	// that fails before taking it ends, and awaitStatus says why.
-	go func() { _, _ = proc.ours.Write(env.Bytes()) }()
-	st, err := proc.awaitStatus(cctx)
+	proc, st, err := p.startRun(cctx, sandboxID, run, req, env.Bytes(), false)
+	if errors.Is(err, errStartStalled) {
+		// A WebSocket exec through the API server's stream translator was
+		// seen to stall before the command existed (no status line) under
+		// load; SPDY is proxied as is. Nothing started: the stalled stream
+		// is dropped (a keeper that starts late sees its control stream
+		// end and kills what it started), and the run is retried once, with
+		// a token of its own, over SPDY.
+		run.Token = keeper.NewToken()
+		proc, st, err = p.startRun(cctx, sandboxID, run, req, env.Bytes(), true)
+	}
 	if err != nil {
-		proc.abandon()
 		return nil, p.explainExecFailure(ctx, sandboxID, err)
 	}
 	proc.oomBefore = st.OOMKills
 	proc.stopKill = context.AfterFunc(ctx, proc.kill)
 	p.running.add(proc)
 	return proc, nil
+}
+
+// startStall bounds how long a WebSocket exec may take to say the command
+// is starting before it is retried over SPDY (see Exec).
+const startStall = 10 * time.Second
+
+var errStartStalled = errors.New("exec start stalled")
+
+// startRun starts one keeper run and waits for its status line.
+func (p *Provider) startRun(cctx context.Context, sandboxID string, run keeper.Run, req provider.ExecRequest, env []byte, spdyOnly bool) (*process, keeper.Status, error) {
+	exec, err := p.executor(sandboxID, containerSandbox, run.Command(req.Argv), false)
+	if spdyOnly {
+		exec, err = p.spdyExecutor(sandboxID, containerSandbox, run.Command(req.Argv), false)
+	}
+	if err != nil {
+		return nil, keeper.Status{}, classify(cctx, "exec", err)
+	}
+	proc := newProcess(p, sandboxID, run.Token, req.Stdin)
+	proc.start(exec)
+	// The keeper reads the environment before it says anything; a stream
+	// that fails before taking it ends, and awaitStatus says why.
+	go func() { _, _ = proc.ours.Write(env) }()
+	sctx, cancel := cctx, context.CancelFunc(func() {})
+	if !spdyOnly {
+		sctx, cancel = context.WithTimeoutCause(cctx, startStall, errStartStalled)
+	}
+	defer cancel()
+	st, err := proc.awaitStatus(sctx)
+	if err != nil {
+		proc.abandon()
+		if context.Cause(sctx) == errStartStalled && cctx.Err() == nil {
+			return nil, keeper.Status{}, errStartStalled
+		}
+		return nil, keeper.Status{}, err
+	}
+	return proc, st, nil
 }
 
 func validateExec(req provider.ExecRequest) error {

@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -181,8 +180,4 @@ func validateSpec(spec protocol.Spec) error {
 		}
 	}
 	return nil
-}
-
-func describe(pod *corev1.Pod) string {
-	return fmt.Sprintf("pod %s/%s", pod.Namespace, pod.Name)
 }

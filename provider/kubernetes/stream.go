@@ -32,6 +32,15 @@ func (p *Provider) executor(podName, container string, cmd []string, tty bool) (
 	})
 }
 
+// spdyExecutor is the SPDY executor alone (Exec's retry of a stalled
+// WebSocket start).
+func (p *Provider) spdyExecutor(podName, container string, cmd []string, tty bool) (remotecommand.Executor, error) {
+	cs, cfg := p.client()
+	req := cs.CoreV1().RESTClient().Post().Namespace(p.namespace).Resource("pods").Name(podName).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+	return remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+}
+
 // exitCode reads a finished stream's error: the remote command's exit
 // code, or ok=false when the stream itself failed.
 func exitCode(err error) (code int, ok bool) {
