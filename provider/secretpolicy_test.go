@@ -8,6 +8,7 @@ import (
 	"github.com/resident-dev/resident/hardening"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/docker"
+	"github.com/resident-dev/resident/provider/kubernetes"
 	"github.com/resident-dev/resident/provider/local"
 )
 
@@ -15,8 +16,9 @@ import (
 // announced to a parent resident or a host.
 func TestBuiltinSecretPoliciesRoundTrip(t *testing.T) {
 	for name, policy := range map[string]provider.SecretPolicy{
-		"docker": (&docker.Provider{}).Secrets(),
-		"local":  (&local.Provider{}).Secrets(),
+		"docker":     (&docker.Provider{}).Secrets(),
+		"local":      (&local.Provider{}).Secrets(),
+		"kubernetes": (&kubernetes.Provider{}).Secrets(),
 	} {
 		data, err := json.Marshal(policy)
 		if err != nil {

@@ -84,7 +84,7 @@ func newResidentProc(pid int, in io.WriteCloser, out io.Reader, wait func() erro
 
 func allowedEnv() []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "DOCKER_HOST", "DOCKER_API_VERSION", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "TMPDIR", "GOGC", "GOMEMLIMIT"} {
+	for _, k := range []string{"PATH", "HOME", "DOCKER_HOST", "DOCKER_API_VERSION", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "KUBECONFIG", "TMPDIR", "GOGC", "GOMEMLIMIT"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -76,7 +76,7 @@ func run() int {
 	quick := flag.Bool("quick", false, "few repetitions and small payloads (CI); asserts nothing about timing")
 	residentBin := flag.String("resident", "", "resident binary to measure (default: build ./cmd/resident, without -race)")
 	busybox := flag.String("busybox", dockertest.DefaultBusybox, "static busybox to make the sandbox image from")
-	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, sandbox-read, upload, local-exec, local-per-op, local-upload, local-stream, external-exec, forward, pool, trials, snapshot); with --profile, workloads (ops, exec, read, stream, heap); default all")
+	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, sandbox-read, upload, local-exec, local-per-op, local-upload, local-stream, external-exec, kubernetes, forward, pool, trials, snapshot); with --profile, workloads (ops, exec, read, stream, heap); default all")
 	profileDir := flag.String("profile", "", "instead of the table, serve the session in-process and write pprof profiles of the hot workloads to this directory")
 	flag.Parse()
 
@@ -225,6 +225,7 @@ func (b *bench) measureAll(only string) ([]row, bool) {
 		{"trials", b.trials},
 		{"snapshot", b.snapshots},
 		{"forward", b.forward},
+		{"kubernetes", b.kubernetes},
 	}
 	var rows []row
 	failed := false

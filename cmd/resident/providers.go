@@ -4,5 +4,6 @@ package main
 import (
 	_ "github.com/resident-dev/resident/provider/docker"
 	_ "github.com/resident-dev/resident/provider/external"
+	_ "github.com/resident-dev/resident/provider/kubernetes"
 	_ "github.com/resident-dev/resident/provider/local"
 )

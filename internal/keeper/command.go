@@ -20,6 +20,14 @@ type Run struct {
 	Stdin bool
 	// Exclusive kills every other marked process of the sandbox first.
 	Exclusive bool
+	// Relay has the keeper copy the child's output and end after the child
+	// exited, although a background child holds the output: for transports
+	// (a Kubernetes exec) that end the stream only when every writer closed.
+	Relay bool
+	// EnvStdin has the keeper read the child's environment from env frames
+	// (WriteEnv) before the control frames: for an exec that carries no
+	// environment (Kubernetes), so no value sits on a command line.
+	EnvStdin bool
 	// Deadline, unless zero, has the keeper itself kill the tree then: it
 	// holds even when nothing outside can reach the keeper any more.
 	Deadline time.Time
@@ -37,6 +45,12 @@ func (r Run) Command(argv []string) []string {
 	}
 	if r.Exclusive {
 		cmd = append(cmd, "-exclusive")
+	}
+	if r.Relay {
+		cmd = append(cmd, "-relay")
+	}
+	if r.EnvStdin {
+		cmd = append(cmd, "-env-stdin")
 	}
 	if !r.Deadline.IsZero() {
 		cmd = append(cmd, "-deadline-ms", strconv.FormatInt(max(1, time.Until(r.Deadline).Milliseconds()), 10))

@@ -91,3 +91,27 @@ func (w *StdinWriter) Close() error {
 	}
 	return w.ctrl.Send(keeperproto.FrameEOF, nil, 0)
 }
+
+// WriteEnv writes env (NAME=VALUE pairs) as the env frames a run with
+// EnvStdin reads first, ending with the empty frame.
+func WriteEnv(w io.Writer, env []string) error {
+	var chunk []byte
+	for _, kv := range env {
+		if len(chunk) > 0 && len(chunk)+len(kv)+1 > keeperproto.MaxFramePayload {
+			if err := keeperproto.WriteFrame(w, keeperproto.FrameEnv, chunk); err != nil {
+				return err
+			}
+			chunk = nil
+		}
+		if len(kv)+1 > keeperproto.MaxFramePayload {
+			return protocol.Errorf(protocol.KindInvalidRequest, "exec: env %.40q... is larger than %d bytes", kv, keeperproto.MaxFramePayload-1)
+		}
+		chunk = append(append(chunk, kv...), 0)
+	}
+	if len(chunk) > 0 {
+		if err := keeperproto.WriteFrame(w, keeperproto.FrameEnv, chunk); err != nil {
+			return err
+		}
+	}
+	return keeperproto.WriteFrame(w, keeperproto.FrameEnv, nil)
+}

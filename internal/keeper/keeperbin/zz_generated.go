@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "18df1d18e72763bdc436ddfb1f40b509ce26295c71f691d8ab1b847f9f91c53c"
+const BuiltFrom = "d2129fcfdb502ce21f439d7b5a55bb4cccaf1f37a5b44f8a20e84e6c53c289b9"

@@ -30,6 +30,10 @@ const (
 	CmdLs    = "ls"    // ls [-lease] [-sandbox] -limit N -- PATH: JSON listing of StoreRoot/PATH (-sandbox: of PATH itself, as the user opens it)
 	CmdCat   = "cat"   // cat [-lease] [-sandbox] -- PATH: Header line, then the bytes of StoreRoot/PATH (-sandbox: of PATH itself)
 	CmdPut   = "put"   // put [-mode OCTAL] [-framed] -- PATH: stdin's bytes to PATH (-framed: data frames then FrameEOF, atomic); a Header line
+	// install DIR: copy this keeper to DIR/keeper (mode 0555). A Kubernetes
+	// pod's init container runs it from the keeper image to put the keeper
+	// into the volume its sandbox container mounts at Dir.
+	CmdInstall = "install"
 )
 
 // Every process an exec starts carries its mark: a supplementary group id
@@ -105,6 +109,12 @@ const (
 	FrameData byte = 'd' // payload: bytes for the child's stdin
 	FrameEOF  byte = 'e' // close the child's stdin
 	FrameKill byte = 'k' // kill the whole process tree, then exit KilledExitCode
+	// FrameEnv, only before the others and only with "run -env-stdin": a
+	// payload of NUL-terminated NAME=VALUE pairs for the child's
+	// environment (over the keeper's own, later wins); an empty one ends
+	// them. For transports whose exec carries no environment of its own
+	// (a Kubernetes exec), so no value ever sits on a command line.
+	FrameEnv byte = 'v'
 )
 
 // MaxFramePayload bounds one frame; writers split larger data.

@@ -42,7 +42,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: keeper serve|alive|run|kill|oom|ls|cat|put|relay|proxy|attach ...")
+		fail("usage: keeper serve|alive|run|kill|oom|ls|cat|put|install|relay|proxy|attach ...")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -75,6 +75,8 @@ func main() {
 		os.Exit(carry(os.Args[1], args))
 	case keeperproto.CmdProxy:
 		os.Exit(proxy(args))
+	case keeperproto.CmdInstall:
+		os.Exit(install(args))
 	default:
 		fail("keeper: unknown command " + os.Args[1])
 	}

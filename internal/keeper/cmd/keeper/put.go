@@ -25,7 +25,7 @@ func put(args []string) int {
 	flags := flag.NewFlagSet("put", flag.ContinueOnError)
 	modeFlag := flags.String("mode", "", "permission bits in octal; empty keeps an existing file's")
 	framed := flags.Bool("framed", false, "stdin is data frames ended by an EOF frame; the file is replaced atomically")
-	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || !path.IsAbs(flags.Arg(0)) {
+	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || flags.Arg(0) == "" {
 		return reply(keeperproto.Header{Error: "keeper put: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
 	var mode *fs.FileMode
@@ -45,7 +45,16 @@ func put(args []string) int {
 	if err != nil {
 		return reply(keeperproto.Header{Error: "keeper put: reading the data: " + err.Error(), Kind: keeperproto.KindInternal})
 	}
+	// A relative path is taken in the working directory: a Kubernetes
+	// exec starts in the container's, which the provider may not know.
 	target := path.Clean(flags.Arg(0))
+	if !path.IsAbs(target) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return putErr(err)
+		}
+		target = path.Join(wd, target)
+	}
 	if err := os.MkdirAll(path.Dir(target), 0o755); err != nil {
 		return putErr(err)
 	}

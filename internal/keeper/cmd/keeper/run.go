@@ -30,11 +30,28 @@ func run(args []string) int {
 	withStdin := fs.Bool("stdin", false, "give the child the data frames as stdin")
 	exclusive := fs.Bool("exclusive", false, "kill every process of every other exec before starting")
 	deadlineMS := fs.Int64("deadline-ms", 0, "kill the tree after this many milliseconds")
+	envStdin := fs.Bool("env-stdin", false, "read the child's environment from env frames first (env.go)")
+	withRelay := fs.Bool("relay", false, "copy the child's output through pipes and end after it exited (relay.go)")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		status("err", keeperproto.KindInvalidRequest, "keeper run: bad arguments")
 		return 2
 	}
 	argv := fs.Args()
+	env := os.Environ()
+	if *envStdin {
+		extra, err := readEnvFrames(os.Stdin)
+		if err != nil {
+			status("err", keeperproto.KindInvalidRequest, "keeper run: env frames: "+err.Error())
+			return 2
+		}
+		env = mergeEnv(env, extra)
+		// PATH lookups (lookPath, in enter) see the child's PATH.
+		for _, kv := range extra {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == "PATH" {
+				os.Setenv("PATH", v)
+			}
+		}
+	}
 
 	// As a subreaper, orphans of the exec (a daemonized grandchild, a
 	// setsid'd shell) are reparented to the keeper instead of to init, so
@@ -93,12 +110,24 @@ func run(args []string) int {
 		// execve and can never drop the mark.
 		sys.Credential = &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: withMark(id.groups, mark)}
 	}
+	files := []*os.File{childIn, os.Stdout, os.Stderr}
+	var rl *childRelay
+	if *withRelay {
+		if rl, err = newChildRelay(); err != nil {
+			fmt.Fprintf(os.Stderr, "resident: exec %q: output pipes: %v\n", argv[0], err)
+			return 126
+		}
+		files[1], files[2] = rl.outW, rl.errW
+	}
 	proc, err := os.StartProcess(bin, argv, &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{childIn, os.Stdout, os.Stderr},
+		Env:   env,
+		Files: files,
 		Sys:   sys,
 	})
 	childIn.Close()
+	if rl != nil {
+		rl.started()
+	}
 	if errors.Is(err, syscall.EAGAIN) {
 		// Another exec took the last pid between our "ok" and this fork.
 		fmt.Fprintf(os.Stderr, "resident: exec %q: the sandbox is at its pids limit (%v)\n", argv[0], err)
@@ -115,7 +144,11 @@ func run(args []string) int {
 	go killer.loop()
 
 	code = reap(proc.Pid)
-	if killer.wait() {
+	killed := killer.wait()
+	if rl != nil {
+		rl.drain()
+	}
+	if killed {
 		return keeperproto.KilledExitCode
 	}
 	return code
