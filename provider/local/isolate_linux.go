@@ -41,7 +41,7 @@ var sandboxCaps = []string{
 // bwrap always sets no_new_privs. Not --die-with-parent: it would kill a
 // service when the outer bwrap exits.
 func bwrapArgs(bwrap string, statusFD int, v view, argv []string) []string {
-	args := append([]string{bwrap}, v.mountArgs()...)
+	args := append([]string{bwrap}, v.mountArgs(nil)...)
 	args = append(args, "--unshare-pid", "--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL")
 	for _, c := range sandboxCaps {
 		args = append(args, "--cap-add", c)
@@ -102,7 +102,7 @@ func probeBwrap() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := bwrapArgs(path, statusFD, view{root: root, cwd: "/"}, []string{"true"})
+	args := bwrapArgs(path, probeStatusFD, view{root: root, cwd: "/"}, []string{"true"})
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.ExtraFiles = []*os.File{w}
@@ -121,6 +121,9 @@ func probeBwrap() (string, error) {
 	}
 	return path, nil
 }
+
+// probeStatusFD is the probe's --json-status-fd: cmd.ExtraFiles[0].
+const probeStatusFD = 3
 
 // namespaceInfo is the first document bwrap writes to --json-status-fd,
 // right after it made the namespace: the host pid of its pid 1 and the

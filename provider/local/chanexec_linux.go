@@ -1,0 +1,149 @@
+//go:build linux
+
+package local
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path"
+	"strings"
+	"sync/atomic"
+
+	"github.com/resident-dev/resident/internal/keeper/channel"
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+// execIsolated runs req in the sandbox's namespaces through its keeper:
+// one message on the channel, no bwrap and no fork in the resident. The
+// keeper marks the exec (a supplementary group its processes cannot
+// drop), so the tree kill finds every process it started, whatever they
+// did to their ancestry; it resolves argv[0] and cwd inside the sandbox.
+func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req provider.ExecRequest) (provider.Process, error) {
+	si, conn, err := p.channelFor(ctx, id, m)
+	if err != nil {
+		return nil, p.goneOr(id, initError(err))
+	}
+	if req.Exclusive && !conn.Protected() {
+		// Without its own uid and marks (a keeper not started as root) the
+		// keeper cannot find every process of the sandbox.
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec exclusive: the sandbox's keeper runs unprotected here (the resident is not root), so it cannot stop every other process of the sandbox")
+	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = m.Spec.Workdir
+	}
+	spec := channel.ExecSpec{
+		Argv:      req.Argv,
+		Env:       buildEnv(m.Spec.Env, req.Env, "/"),
+		Cwd:       path.Clean("/" + strings.TrimPrefix(sandboxRel(cwd), ".")),
+		Stdin:     req.Stdin,
+		Exclusive: req.Exclusive,
+	}
+	oomBefore := oomKills(si.cgroups)
+	e, err := conn.Exec(ctx, spec)
+	if err != nil {
+		return nil, p.goneOr(id, p.execStartError(m, si, err))
+	}
+	pr := &channelProcess{exec: e, ns: si.ns, cgroups: si.cgroups, oomBefore: oomBefore}
+	pr.stopKill = context.AfterFunc(ctx, func() {
+		pr.killedByHost.Store(true)
+		_ = e.Kill()
+	})
+	return pr, nil
+}
+
+// execStartError maps why the keeper did not start an exec to the
+// protocol's kinds, as the unisolated path says them.
+func (p *Provider) execStartError(m *meta, si *sandboxInit, err error) error {
+	var se *channel.StartError
+	switch {
+	case pidsFull(si.cgroups) && (!errors.As(err, &se) || se.Reason == ""):
+		// As on Docker, an exec that does not fit in pids_limit is quota.
+		return protocol.Errorf(protocol.KindQuota, "exec: the sandbox's pids_limit (%d) is full: %v", m.Spec.PidsLimit, err)
+	case errors.As(err, &se):
+		return &protocol.Error{Kind: startErrorKind(se), Msg: se.Error()}
+	case errors.Is(err, channel.ErrBroken):
+		return &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: the sandbox's channel broke", Err: err}
+	}
+	return err
+}
+
+// startErrorKind is the kind of a start the keeper refused, as the
+// protocol has it: a missing cwd is not_found, a program that cannot be
+// run (missing, not executable, a directory) invalid_request; a request
+// wrong in itself has the keeper's kind.
+func startErrorKind(se *channel.StartError) protocol.Kind {
+	switch {
+	case se.Reason == channel.ReasonNoSuchFile && se.Field == "cwd":
+		return protocol.KindNotFound
+	case se.Reason != "":
+		return protocol.KindInvalidRequest
+	case protocol.Kind(se.Kind).Known():
+		return protocol.Kind(se.Kind)
+	}
+	return protocol.KindInvalidRequest
+}
+
+// initError is a failed start of the sandbox's init, as the host sees it.
+func initError(err error) error {
+	var setupErr *setupError
+	if errors.As(err, &setupErr) {
+		return &protocol.Error{Kind: protocol.KindTransient, Msg: "the sandbox's init", Err: err}
+	}
+	return err
+}
+
+// channelProcess is an exec the keeper runs.
+type channelProcess struct {
+	exec         *channel.Exec
+	ns           *pidNamespace // the sandbox's, when the exec started
+	cgroups      []string
+	oomBefore    int64
+	stopKill     func() bool
+	killedByHost atomic.Bool // the exec's context ended: the host's kill or timeout, not an exclusive exec
+}
+
+var _ provider.Process = (*channelProcess)(nil)
+
+func (pr *channelProcess) Stdout() io.Reader { return pr.exec.Stdout() }
+func (pr *channelProcess) Stderr() io.Reader { return pr.exec.Stderr() }
+
+func (pr *channelProcess) Stdin() io.WriteCloser {
+	if w := pr.exec.Stdin(); w != nil {
+		return w
+	}
+	return nil // a nil writer in the interface would not be nil
+}
+
+// Wait returns the status the keeper sent after the exec's last output.
+// Killed is an exclusive exec's doing only: the resident knows its own
+// kills. A broken channel is transient: the exec died with it.
+func (pr *channelProcess) Wait() (provider.ExitStatus, error) {
+	st, err := pr.exec.Wait()
+	pr.stopKill()
+	if err != nil && errors.Is(err, channel.ErrBroken) && !errors.Is(err, channel.ErrFenced) && pr.ns.ended() {
+		// The sandbox ended under the exec (terminate, its lifetime): its
+		// every process died by SIGKILL with the namespace.
+		return provider.ExitStatus{Code: 128 + 9, Signal: "SIGKILL"}, nil
+	}
+	if err != nil {
+		if errors.Is(err, channel.ErrFenced) {
+			return provider.ExitStatus{}, &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: another resident took this sandbox's channel over; the exec was killed", Err: err}
+		}
+		if errors.Is(err, channel.ErrBroken) {
+			return provider.ExitStatus{}, &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: the sandbox's channel broke; the exec was killed", Err: err}
+		}
+		return provider.ExitStatus{}, err
+	}
+	out := provider.ExitStatus{Code: st.Code, Signal: st.Signal, OOMKilled: st.OOMKilled}
+	out.Killed = st.Killed && !st.TimedOut && !pr.killedByHost.Load()
+	// The keeper sees no cgroup (the sandbox has no /sys): the resident
+	// reads the sandbox's OOM count, as before. 137 is also a shell whose
+	// child the limit killed.
+	if (st.Signal == "SIGKILL" || st.Code == 128+9) && pr.oomBefore >= 0 && oomKills(pr.cgroups) > pr.oomBefore {
+		out.OOMKilled = true
+	}
+	return out, nil
+}
