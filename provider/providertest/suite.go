@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
+	t.Run("selfcheck_exec", func(t *testing.T) { runSelfCheckExec(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite
