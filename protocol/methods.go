@@ -10,6 +10,9 @@ const (
 	MethodSandboxExec   = "sandbox/exec"
 	MethodExecStdin     = "exec/stdin"
 	MethodExecKill      = "exec/kill"
+	MethodExecStart     = "exec/start"
+	MethodExecAttach    = "exec/attach"
+	MethodSandboxExecs  = "sandbox/list_execs"
 	MethodSandboxWrite  = "sandbox/write_file"
 	MethodSandboxList   = "sandbox/list_owned"
 	MethodSandboxOwner  = "sandbox/read_owner"
@@ -18,7 +21,15 @@ const (
 	MethodStoreListDir  = "store/list_dir"
 	MethodStoreReadFile = "store/read_file"
 	MethodShutdown      = "shutdown"
-	MethodCancelRequest = "$/cancelRequest"
+
+	MethodSandboxReadFile = "sandbox/read_file"
+	MethodSandboxListDir  = "sandbox/list_dir"
+	MethodUploadData      = "upload/data"
+	MethodExecResize      = "exec/resize"
+	MethodCreateVolume    = "store/create_volume"
+	MethodDeleteVolume    = "store/delete_volume"
+	MethodSandboxWatch    = "sandbox/watch"
+	MethodCancelRequest   = "$/cancelRequest"
 )
 
 // Notifications, resident to host.
@@ -27,6 +38,7 @@ const (
 	NotifyStoreData          = "store/data"
 	NotifyCredentialsExpired = "resident/credentials_expired"
 	NotifyPullProgress       = "sandbox/pull_progress"
+	NotifyWatchEvent         = "sandbox/changed"
 )
 
 // Stream names in exec/output.

@@ -44,6 +44,21 @@ type Capabilities struct {
 	ReadOnlyVolumes  bool `json:"read_only_volumes"`
 	ImagePull        bool `json:"image_pull"`
 	CredentialExpiry bool `json:"credential_expiry"`
+	// Detach: sandbox/exec takes detach, and exec/attach and
+	// sandbox/list_execs work.
+	Detach bool `json:"detach"`
+	// SandboxFiles: sandbox/read_file and sandbox/list_dir.
+	SandboxFiles bool `json:"sandbox_files"`
+	// Upload: sandbox/write_file with stream_id, fed by upload/data.
+	Upload bool `json:"upload"`
+	// ExecUser: sandbox/exec's user and spec.user.
+	ExecUser bool `json:"exec_user"`
+	// TTY: sandbox/exec's tty and exec/resize.
+	TTY bool `json:"tty"`
+	// VolumeAdmin: store/create_volume and store/delete_volume.
+	VolumeAdmin bool `json:"volume_admin"`
+	// Watch: sandbox/watch (the resident's own; always true).
+	Watch bool `json:"watch"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.
@@ -66,6 +81,10 @@ type Limits struct {
 	// CallTimeoutS is the provider's bound on one call, in seconds (0:
 	// none); the resident announces it, the provider enforces it.
 	CallTimeoutS int64 `json:"call_timeout_s"`
+	// DetachedBufferBytes is how much output the provider keeps per
+	// detached exec (0 without the detach capability); older output is
+	// dropped and counted.
+	DetachedBufferBytes int64 `json:"detached_buffer_bytes"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.
@@ -89,6 +108,10 @@ type Spec struct {
 	// RequireIsolation refuses the create (invalid_request) unless the
 	// provider isolates sandboxes from the host (capabilities.isolation).
 	RequireIsolation bool `json:"require_isolation,omitempty"`
+	// User is who the sandbox's execs and file operations run as by
+	// default: a name in its /etc/passwd, a uid, or uid:gid
+	// (capabilities.exec_user). Empty: the image's user.
+	User string `json:"user,omitempty"`
 }
 
 // VolumeMount mounts a store volume into a sandbox at Path (relative paths
@@ -122,7 +145,34 @@ type ExecParams struct {
 	TimeoutS  float64           `json:"timeout_s,omitempty"`
 	Stdin     bool              `json:"stdin,omitempty"`
 	Exclusive bool              `json:"exclusive,omitempty"`
-	ExecID    string            `json:"exec_id"`
+	// Detach keeps the exec running when the host, its session or the
+	// resident goes: its output is kept (a bounded ring, announced as
+	// limits.detached_buffer_bytes) with its exit status, for exec/attach
+	// from any later session of the same install. ExecID then names it in
+	// its sandbox until it is attached after it ended, so it must be unique
+	// among the sandbox's detached execs. A detached exec has no default
+	// timeout; TimeoutS, when set, is enforced inside the sandbox.
+	Detach bool   `json:"detach,omitempty"`
+	ExecID string `json:"exec_id"`
+	// User runs the command as a name, a uid or uid:gid instead of the
+	// sandbox's user (capabilities.exec_user).
+	User string `json:"user,omitempty"`
+	// TTY runs the command on a pseudo-terminal of this size
+	// (capabilities.tty): its output comes as stdout, stdin is open.
+	TTY *WindowSize `json:"tty,omitempty"`
+}
+
+// WindowSize is a terminal's size in characters.
+type WindowSize struct {
+	Rows uint16 `json:"rows"`
+	Cols uint16 `json:"cols"`
+}
+
+// ExecResizeParams resize the terminal of an exec started with tty.
+type ExecResizeParams struct {
+	ExecID string `json:"exec_id"`
+	Rows   uint16 `json:"rows"`
+	Cols   uint16 `json:"cols"`
 }
 
 // ExecResult is how an exec ended. An exec's own timeout is a result with
@@ -138,6 +188,12 @@ type ExecResult struct {
 	StdoutDropped int64  `json:"stdout_dropped"`
 	StderrDropped int64  `json:"stderr_dropped"`
 	DurationMS    int64  `json:"duration_ms"`
+	// Detached execs (and exec/attach) only. NextOffset is where an attach
+	// would continue: the end of the exec's output. OutputLost counts the
+	// bytes the ring no longer held when this attach asked for them (the
+	// ring is bounded; a loss is counted, never silent).
+	NextOffset *int64 `json:"next_offset,omitempty"`
+	OutputLost int64  `json:"output_lost,omitempty"`
 }
 
 // ExecStdinParams write to the stdin of an exec started with stdin; EOF
@@ -148,9 +204,12 @@ type ExecStdinParams struct {
 	EOF    bool   `json:"eof,omitempty"`
 }
 
-// ExecKillParams name the exec whose whole process tree is killed.
+// ExecKillParams name the exec whose whole process tree is killed. A
+// detached exec that this session is not attached to is named by its
+// sandbox too (SandboxID); killing one that has ended is a no-op.
 type ExecKillParams struct {
-	ExecID string `json:"exec_id"`
+	ExecID    string `json:"exec_id"`
+	SandboxID string `json:"sandbox_id,omitempty"`
 }
 
 // ExecOutput is one chunk of an exec's stdout or stderr, scrubbed; every
@@ -159,16 +218,116 @@ type ExecOutput struct {
 	ExecID string `json:"exec_id"`
 	Stream string `json:"stream"`
 	Data   []byte `json:"data"`
+	// Offset, for a detached exec, is where an exec/attach resumes right
+	// after this chunk, with nothing shown twice and nothing skipped: the
+	// raw position in the exec's output (both streams) up to which
+	// everything has reached the host. Scrubbing holds a few bytes back
+	// when they may begin a secret, so it can trail the bytes of Data.
+	Offset *int64 `json:"offset,omitempty"`
+}
+
+// ExecStartResult answers exec/start: the detached exec runs, named
+// ExecID in its sandbox; follow it with exec/attach.
+type ExecStartResult struct {
+	ExecID    string `json:"exec_id"`
+	StartedAt string `json:"started_at"`
+}
+
+// ExecAttachParams attach this session to a detached exec: its kept output
+// from Offset (0: everything the ring still holds) as exec/output
+// notifications under ExecID, then its live output, and the answer (an
+// ExecResult) once it has ended. SandboxID may be omitted: the resident
+// then looks for the exec in every sandbox the install owns. Cancelling the
+// request detaches again; exec/kill kills the exec; exec/stdin feeds it.
+type ExecAttachParams struct {
+	SandboxID string `json:"sandbox_id,omitempty"`
+	ExecID    string `json:"exec_id"`
+	Offset    int64  `json:"offset,omitempty"`
+}
+
+// ListExecsResult lists the detached execs of a sandbox, running or ended
+// and not yet forgotten.
+type ListExecsResult struct {
+	Execs []ExecInfo `json:"execs"`
+}
+
+// ExecInfo is one detached exec. ExitCode is set once it ended.
+type ExecInfo struct {
+	ExecID    string   `json:"exec_id"`
+	Argv      []string `json:"argv"`
+	StartedAt string   `json:"started_at"`
+	Running   bool     `json:"running"`
+	ExitCode  *int     `json:"exit_code,omitempty"`
+	Signal    string   `json:"signal,omitempty"`
+	// NextOffset is the end of its output so far; BufferedBytes how much
+	// of it the ring holds; DroppedBytes what the ring no longer holds.
+	NextOffset    int64 `json:"next_offset"`
+	BufferedBytes int64 `json:"buffered_bytes"`
+	DroppedBytes  int64 `json:"dropped_bytes"`
 }
 
 // WriteFileParams put Data at Path in a running sandbox, as its own user;
 // Mode nil keeps an existing file's permission bits (0644 for a new file).
+// With StreamID instead of Data the file's bytes come in upload/data
+// requests for that stream, of any size (capabilities.upload).
 type WriteFileParams struct {
 	SandboxID string  `json:"sandbox_id"`
 	Path      string  `json:"path"`
-	Data      []byte  `json:"data"`
+	Data      []byte  `json:"data,omitempty"`
 	Mode      *uint32 `json:"mode,omitempty"`
+	StreamID  string  `json:"stream_id,omitempty"`
 }
+
+// UploadDataParams carry the next bytes of a streamed sandbox/write_file;
+// the request is answered once the provider has taken them (backpressure).
+// EOF ends the file after Data.
+type UploadDataParams struct {
+	StreamID string `json:"stream_id"`
+	Data     []byte `json:"data,omitempty"`
+	EOF      bool   `json:"eof,omitempty"`
+}
+
+// SandboxReadFileParams stream one regular file of a running sandbox as
+// store/data notifications tagged StreamID; a relative Path is taken in the
+// sandbox's work directory. The result is a ReadFileResult.
+type SandboxReadFileParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	StreamID  string `json:"stream_id"`
+}
+
+// SandboxListDirParams name a directory of a running sandbox; Limit 0 means
+// the default. The result is a ListDirResult.
+type SandboxListDirParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// VolumeNameParams name one store volume.
+type VolumeNameParams struct {
+	Name string `json:"name"`
+}
+
+// WatchEvent is one change seen by sandbox/watch: a sandbox's state, or an
+// exec's start or end. ExitCode is set for exec_ended.
+type WatchEvent struct {
+	Event     string `json:"event"`
+	SandboxID string `json:"sandbox_id"`
+	// State is the sandbox's state after a sandbox event.
+	State    string `json:"state,omitempty"`
+	ExecID   string `json:"exec_id,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Watch events.
+const (
+	WatchCreated    = "created"
+	WatchState      = "state"
+	WatchTerminated = "terminated"
+	WatchExecStart  = "exec_started"
+	WatchExecEnd    = "exec_ended"
+)
 
 // WriteFileResult counts the bytes written.
 type WriteFileResult struct {

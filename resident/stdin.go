@@ -44,7 +44,10 @@ func execStdin(ctx context.Context, s *session, c *call, p *protocol.ExecStdinPa
 // execKill kills a running exec's process tree; the exec's own response
 // reports killed: true. Killing an exec that has ended, but was still
 // registered when the kill was read, is a no-op.
-func execKill(ctx context.Context, _ *session, c *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
+func execKill(ctx context.Context, s *session, c *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
+	if c.target == nil && p.SandboxID != "" {
+		return protocol.Empty{}, s.killDetached(ctx, p)
+	}
 	e, err := startedExec(ctx, c, p.ExecID)
 	if err != nil {
 		return protocol.Empty{}, err
@@ -54,6 +57,30 @@ func execKill(ctx context.Context, _ *session, c *call, p *protocol.ExecKillPara
 	e.mu.Unlock()
 	if kill != nil {
 		kill(errExecKilled)
+	}
+	return protocol.Empty{}, nil
+}
+
+// execResize resizes the terminal of an exec started with tty.
+func execResize(ctx context.Context, _ *session, c *call, p *protocol.ExecResizeParams) (protocol.Empty, error) {
+	e, err := startedExec(ctx, c, p.ExecID)
+	if err != nil {
+		return protocol.Empty{}, err
+	}
+	if p.Rows == 0 || p.Cols == 0 {
+		return protocol.Empty{}, invalid("rows and cols must be at least 1")
+	}
+	e.mu.Lock()
+	ended, resize := e.ended, e.resize
+	e.mu.Unlock()
+	switch {
+	case ended:
+		return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q has ended", p.ExecID)
+	case resize == nil:
+		return protocol.Empty{}, invalid("exec %q was started without a tty", p.ExecID)
+	}
+	if err := resize.Resize(protocol.WindowSize{Rows: p.Rows, Cols: p.Cols}); err != nil {
+		return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q: resizing its terminal: %w", p.ExecID, err)
 	}
 	return protocol.Empty{}, nil
 }

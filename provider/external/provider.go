@@ -130,7 +130,7 @@ func (p *Provider) initParams() wire.InitializeParams {
 
 func (p *Provider) Info() provider.Info {
 	d := p.described
-	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout}
+	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout, DetachedBufferBytes: d.DetachedBufferBytes}
 }
 
 func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }
@@ -165,6 +165,9 @@ func (p *Provider) OnUnauthorized(hook func(reason string)) {
 }
 
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	if tags == nil {
 		tags = map[string]string{}
 	}
@@ -248,7 +251,7 @@ func (p *Provider) notification(c *child, req *jsonrpc2.Request) {
 		var m wire.ExecOutput
 		if decodeNotif(req, &m) == nil {
 			if e := p.execOf(m.ExecID); e != nil {
-				e.output(m.Stream, m.Data)
+				e.output(m.Stream, m.Data, m.Offset)
 			}
 		}
 	case wire.NotifyExecExit:

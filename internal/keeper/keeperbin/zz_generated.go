@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "119a5d26481e4c42b94115c62352dee21ff564d2e4e21d5a12c7bed29e5905d7"
+const BuiltFrom = "7927999a87d218915aec4d0da05930fa1416e4aa4f1088f7b85c8d37db371bca"
