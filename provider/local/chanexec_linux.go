@@ -63,27 +63,25 @@ func (p *Provider) execStartError(m *meta, si *sandboxInit, err error) error {
 		// As on Docker, an exec that does not fit in pids_limit is quota.
 		return protocol.Errorf(protocol.KindQuota, "exec: the sandbox's pids_limit (%d) is full: %v", m.Spec.PidsLimit, err)
 	case errors.As(err, &se):
-		return &protocol.Error{Kind: startErrorKind(se), Msg: se.Error()}
+		return startError(se)
 	case errors.Is(err, channel.ErrBroken):
 		return &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: the sandbox's channel broke", Err: err}
 	}
 	return err
 }
 
-// startErrorKind is the kind of a start the keeper refused, as the
-// protocol has it: a missing cwd is not_found, a program that cannot be
-// run (missing, not executable, a directory) invalid_request; a request
-// wrong in itself has the keeper's kind.
-func startErrorKind(se *channel.StartError) protocol.Kind {
-	switch {
-	case se.Reason == channel.ReasonNoSuchFile && se.Field == "cwd":
-		return protocol.KindNotFound
-	case se.Reason != "":
-		return protocol.KindInvalidRequest
-	case protocol.Kind(se.Kind).Known():
-		return protocol.Kind(se.Kind)
+// startError is a start the keeper refused, in the protocol's reasons
+// (no_such_file, permission_denied, ... with the field they are about),
+// or its kind for a request wrong in itself.
+func startError(se *channel.StartError) error {
+	if reason := protocol.Reason(se.Reason); reason.Known() {
+		return protocol.ReasonError(reason, se.Field, se.Error(), nil)
 	}
-	return protocol.KindInvalidRequest
+	kind := protocol.Kind(se.Kind)
+	if !kind.Known() {
+		kind = protocol.KindInvalidRequest
+	}
+	return &protocol.Error{Kind: kind, Msg: se.Error()}
 }
 
 // initError is a failed start of the sandbox's init, as the host sees it.

@@ -4,6 +4,8 @@ package local
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -50,4 +52,16 @@ func limitsEnforced() bool { return false }
 
 func (p *Provider) writeFileInSandbox(ctx context.Context, id, filePath string, data []byte, mode *uint32) error {
 	return p.writeFile(id, filePath, data, mode) // never called: nothing is isolated here
+}
+
+func (p *Provider) readInSandbox(context.Context, string, string) (io.ReadCloser, error) {
+	return nil, errors.New("never called: nothing is isolated here")
+}
+
+func (p *Provider) listInSandbox(context.Context, string, string, int) ([]protocol.DirEntry, bool, error) {
+	return nil, false, errors.New("never called: nothing is isolated here")
+}
+
+func (p *Provider) writeFromInSandbox(context.Context, string, string, *uint32, io.Reader) (int64, error) {
+	return 0, errors.New("never called: nothing is isolated here")
 }
