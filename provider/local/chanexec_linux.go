@@ -3,6 +3,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -30,17 +31,7 @@ func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req pro
 		// keeper cannot find every process of the sandbox.
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec exclusive: the sandbox's keeper runs unprotected here (the resident is not root), so it cannot stop every other process of the sandbox")
 	}
-	cwd := req.Cwd
-	if cwd == "" {
-		cwd = m.Spec.Workdir
-	}
-	spec := channel.ExecSpec{
-		Argv:      req.Argv,
-		Env:       buildEnv(m.Spec.Env, req.Env, "/"),
-		Cwd:       path.Clean("/" + strings.TrimPrefix(sandboxRel(cwd), ".")),
-		Stdin:     req.Stdin,
-		Exclusive: req.Exclusive,
-	}
+	spec := execSpec(m, req)
 	oomBefore := oomKills(si.cgroups)
 	e, err := conn.Exec(ctx, spec)
 	if err != nil {
@@ -51,7 +42,44 @@ func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req pro
 		pr.killedByHost.Store(true)
 		_ = e.Kill()
 	})
+	if req.TTY != nil {
+		return &terminalProcess{pr}, nil
+	}
 	return pr, nil
+}
+
+// terminalProcess is an exec on a pseudo-terminal the keeper allocated:
+// its output is all on Stdout, and its window can be resized.
+type terminalProcess struct{ *channelProcess }
+
+var _ provider.Resizer = (*terminalProcess)(nil)
+
+func (pr *terminalProcess) Resize(size protocol.WindowSize) error {
+	if err := pr.exec.Resize(size.Rows, size.Cols); err != nil {
+		return &protocol.Error{Kind: protocol.KindTransient, Msg: "exec resize", Err: err}
+	}
+	return nil
+}
+
+// execSpec is req as the keeper runs it: the whole environment, cwd as
+// the sandbox sees it (from the root, spec.workdir by default).
+func execSpec(m *meta, req provider.ExecRequest) channel.ExecSpec {
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = m.Spec.Workdir
+	}
+	spec := channel.ExecSpec{
+		Argv:      req.Argv,
+		Env:       buildEnv(m.Spec.Env, req.Env, "/"),
+		Cwd:       path.Clean("/" + strings.TrimPrefix(sandboxRel(cwd), ".")),
+		User:      cmp.Or(req.User, m.Spec.User), // resolved by the keeper in the sandbox's /etc/passwd
+		Stdin:     req.Stdin,
+		Exclusive: req.Exclusive,
+	}
+	if req.TTY != nil {
+		spec.TTY = &channel.WindowSize{Rows: req.TTY.Rows, Cols: req.TTY.Cols}
+	}
+	return spec
 }
 
 // execStartError maps why the keeper did not start an exec to the

@@ -16,8 +16,8 @@ import (
 )
 
 // writeFileInSandbox is write_file of an isolated sandbox: the keeper
-// writes the file inside the sandbox, as its user (root without any
-// capability), so the sandbox's own permissions decide (a read-only file
+// writes the file inside the sandbox, as its user (spec.user, else root
+// without any capability), so the sandbox's own permissions decide (a read-only file
 // or directory refuses it) and the path means what it means to a command
 // (a volume at its mount, /etc read-only). Atomic: a temporary file beside
 // it, renamed into place.
@@ -29,7 +29,7 @@ func (p *Provider) writeFileInSandbox(ctx context.Context, id, filePath string, 
 // writeFromInSandbox is write_file and upload of an isolated sandbox (see
 // writeFileInSandbox), streamed from src.
 func (p *Provider) writeFromInSandbox(ctx context.Context, id, filePath string, mode *uint32, src io.Reader) (int64, error) {
-	conn, abs, err := p.fileChannel(ctx, id, filePath)
+	conn, abs, user, err := p.fileChannel(ctx, id, filePath)
 	if err != nil {
 		return 0, err
 	}
@@ -44,28 +44,28 @@ func (p *Provider) writeFromInSandbox(ctx context.Context, id, filePath string, 
 		mode = &perm
 	}
 	counted := &countingReader{r: src}
-	err = conn.WriteFile(ctx, abs, mode, "", counted)
+	err = conn.WriteFile(ctx, abs, mode, user, counted)
 	return counted.n, fileError("write_file", filePath, err)
 }
 
 // readInSandbox is read_file of a running isolated sandbox, read by the
 // keeper as the sandbox's user.
 func (p *Provider) readInSandbox(ctx context.Context, id, filePath string) (io.ReadCloser, error) {
-	conn, abs, err := p.fileChannel(ctx, id, filePath)
+	conn, abs, user, err := p.fileChannel(ctx, id, filePath)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := conn.ReadFile(ctx, abs, "")
+	rc, err := conn.ReadFile(ctx, abs, user)
 	return rc, fileError("read_file", filePath, err)
 }
 
 // listInSandbox is list_dir of a running isolated sandbox, by the keeper.
 func (p *Provider) listInSandbox(ctx context.Context, id, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
-	conn, abs, err := p.fileChannel(ctx, id, dirPath)
+	conn, abs, user, err := p.fileChannel(ctx, id, dirPath)
 	if err != nil {
 		return nil, false, err
 	}
-	entries, truncated, err := conn.ListDir(ctx, abs, "", limit)
+	entries, truncated, err := conn.ListDir(ctx, abs, user, limit)
 	if err != nil {
 		return nil, false, fileError("list_dir", dirPath, err)
 	}
@@ -77,18 +77,19 @@ func (p *Provider) listInSandbox(ctx context.Context, id, dirPath string, limit 
 	return out, truncated, nil
 }
 
-// fileChannel is the channel for a file operation on filePath, and the
-// path as the sandbox sees it: relative in the work directory.
-func (p *Provider) fileChannel(ctx context.Context, id, filePath string) (*channel.Conn, string, error) {
+// fileChannel is the channel for a file operation on filePath, the path
+// as the sandbox sees it (relative in the work directory) and the user it
+// is done as (spec.user; "" is the keeper's root).
+func (p *Provider) fileChannel(ctx context.Context, id, filePath string) (*channel.Conn, string, string, error) {
 	m, err := p.lookup(id)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	_, conn, err := p.channelFor(ctx, id, m)
 	if err != nil {
-		return nil, "", initError(err)
+		return nil, "", "", initError(err)
 	}
-	return conn, path.Clean("/" + workRel(m.Spec.Workdir, filePath)), nil
+	return conn, path.Clean("/" + workRel(m.Spec.Workdir, filePath)), m.Spec.User, nil
 }
 
 // fileError maps a file operation the keeper refused to the protocol's

@@ -141,6 +141,8 @@ func (p *Provider) Info() provider.Info {
 			Upload:       true,
 			VolumeAdmin:  true,
 			Isolation:    p.isolated(),
+			ExecUser:     p.isolated(), // the keeper switches user, in the sandbox's /etc/passwd
+			TTY:          p.isolated(),
 			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
 			ResourceLimits: limitsEnforced(),
 		},
