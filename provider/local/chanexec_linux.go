@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/channel"
 	"github.com/resident-dev/resident/protocol"
@@ -47,6 +48,11 @@ func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req pro
 	}
 	return pr, nil
 }
+
+// initEndGrace is how long a broken channel waits to see whether the
+// sandbox's init is ending (terminate, lifetime) rather than the channel
+// alone failing.
+const initEndGrace = 2 * time.Second
 
 // terminalProcess is an exec on a pseudo-terminal the keeper allocated:
 // its output is all on Stdout, and its window can be resized.
@@ -149,7 +155,9 @@ func (pr *channelProcess) Stdin() io.WriteCloser {
 func (pr *channelProcess) Wait() (provider.ExitStatus, error) {
 	st, err := pr.exec.Wait()
 	pr.stopKill()
-	if err != nil && errors.Is(err, channel.ErrBroken) && !errors.Is(err, channel.ErrFenced) && pr.ns.ended() {
+	// The socket's end can come before the init's exit is seen: the kernel
+	// closes a dying process's files before it notifies its pidfd.
+	if err != nil && errors.Is(err, channel.ErrBroken) && !errors.Is(err, channel.ErrFenced) && pr.ns.awaitEnd(initEndGrace) {
 		// The sandbox ended under the exec (terminate, its lifetime): its
 		// every process died by SIGKILL with the namespace.
 		return provider.ExitStatus{Code: 128 + 9, Signal: "SIGKILL"}, nil
