@@ -40,7 +40,21 @@
 // finds the init through init.json (pid, pid namespace, start time) and
 // takes the channel over; an init that no longer runs (the machine
 // restarted) is started again at the next exec. Terminate kills the init,
-// and with it the whole namespace.
+// and with it the whole namespace. The keeper also runs a command as
+// another user (exec's user, else spec.user, resolved in the sandbox's own
+// /etc/passwd), on a pseudo-terminal, and detached (detach_linux.go: it
+// keeps the exec, its output ring and its exit status for any later
+// resident); write_file, read_file, list_dir and uploads of a running
+// sandbox go through it too, as the sandbox's user.
+//
+// Marks need the keeper to be root in the sandbox's user namespace (it
+// keeps CAP_SETGID to set them). A resident that is root runs bwrap
+// without a user namespace, so that holds. An unprivileged resident's
+// bwrap maps only its own uid, with setgroups denied: its keeper then runs
+// unprotected (Conn.Protected is false), tracks each exec by its process
+// tree, which a double fork can leave, and exclusive is refused; a
+// per-exec cgroup would need a delegated cgroup v2 subtree inside the
+// sandbox, which it does not have.
 //
 // cpus, memory_mb and pids_limit are enforced through cgroups
 // (cgroup_linux.go, cgroupv2_linux.go): with cgroup v1 where the resident

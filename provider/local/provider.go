@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -130,9 +131,14 @@ func (p *Provider) Start() error {
 // enforcement of CPU, memory or read-only volumes. network_control stays
 // false: spec.network is "host" or loopback only, not a choice of network.
 func (p *Provider) Info() provider.Info {
+	var detachedBuffer int64
+	if p.isolated() { // the sandbox's keeper holds detached execs
+		detachedBuffer = keeperproto.DefaultRing
+	}
 	return provider.Info{
-		Name:    "local",
-		Version: Version,
+		Name:                "local",
+		DetachedBufferBytes: detachedBuffer,
+		Version:             Version,
 		Capabilities: protocol.Capabilities{
 			Store:        true,
 			WriteFile:    true,
@@ -141,6 +147,7 @@ func (p *Provider) Info() provider.Info {
 			Upload:       true,
 			VolumeAdmin:  true,
 			Isolation:    p.isolated(),
+			Detach:       p.isolated(),
 			ExecUser:     p.isolated(), // the keeper switches user, in the sandbox's /etc/passwd
 			TTY:          p.isolated(),
 			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
