@@ -34,6 +34,8 @@ func (b *bench) localExec() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The sandbox's init outlives the resident: end it before its directory goes.
+	defer func() { _ = p.call("sandbox/terminate", map[string]any{"sandbox_id": id}, nil) }()
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		return nil, err
