@@ -18,7 +18,9 @@ import (
 func attach(t testing.TB, limits protocol.Limits) (*client.Client, <-chan error) {
 	t.Helper()
 	notifier := &residentpkg.Notifier{}
-	prov, err := provider.Open("local", provider.Config{StateDir: t.TempDir(), Notify: notifier.Notify})
+	state := t.TempDir()
+	t.Cleanup(func() { endLocalInits(state) })
+	prov, err := provider.Open("local", provider.Config{StateDir: state, Notify: notifier.Notify})
 	if err != nil {
 		t.Fatal(err)
 	}

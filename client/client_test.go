@@ -30,7 +30,9 @@ type resident struct {
 // spawn starts the real resident with the local provider and initializes.
 func spawn(t testing.TB, opts client.Options, init protocol.InitializeParams) *resident {
 	t.Helper()
-	cmd := exec.Command(residentBin, "--state-dir", t.TempDir(), "--log-level", "debug")
+	state := t.TempDir()
+	t.Cleanup(func() { endLocalInits(state) }) // last: after the resident stopped
+	cmd := exec.Command(residentBin, "--state-dir", state, "--log-level", "debug")
 	logs := &syncBuffer{}
 	opts.Stderr = logs
 	c, err := client.Spawn(cmd, opts)

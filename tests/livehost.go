@@ -61,6 +61,8 @@ func SpawnLive(t *testing.T, o LiveOpts) *LiveHost {
 	if o.State == "" {
 		o.State = t.TempDir()
 	}
+	state := o.State
+	t.Cleanup(func() { endLocalInits(state) }) // last: after the resident stopped
 	if o.Bin == "" {
 		o.Bin = ResidentBin
 	}

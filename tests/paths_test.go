@@ -2,8 +2,11 @@ package tests
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,8 +118,8 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 	box := h.Create(nil)
 	root := filepath.Join(state, "local", "sandboxes", box, "root")
 	for name, target := range map[string]string{"out": canaryDir, "proc": "/proc", "fdlink": "/proc/self/fd/3", "cwdlink": "/proc/self/cwd"} {
-		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
-			t.Fatal(err)
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil && !(errors.Is(err, fs.ErrExist) && isolatedLocal()) {
+			t.Fatal(err) // isolated, /proc is a mount point the sandbox already has
 		}
 	}
 	cwds := []string{"out", "/out", "proc/self/cwd", "fdlink", "cwdlink", "../../../../" + canaryDir, canaryDir}
@@ -136,7 +139,9 @@ func TestLocalExecCwdStaysInside(t *testing.T) {
 		} else {
 			var res protocol.ExecResult
 			_ = json.Unmarshal(m.Result, &res)
-			if !strings.HasPrefix(strings.TrimSpace(out), root) {
+			// Isolated, the exec sees only the sandbox: pwd reads in its own
+			// terms, and the canary check above is the proof.
+			if !isolatedLocal() && !strings.HasPrefix(strings.TrimSpace(out), root) {
 				t.Errorf("cwd %q ran in %q, outside the sandbox root", cwd, strings.TrimSpace(out))
 			}
 		}
@@ -191,4 +196,11 @@ func TestLocalExecCwdSwappedLink(t *testing.T) {
 	if escaped > 0 {
 		t.Fatalf("%d execs ran in the host directory a swapped link pointed to", escaped)
 	}
+}
+
+// isolatedLocal says whether local runs its sandboxes under bubblewrap
+// here (it does wherever bwrap is installed).
+func isolatedLocal() bool {
+	_, err := exec.LookPath("bwrap")
+	return err == nil
 }

@@ -36,7 +36,9 @@ func spawn(t *testing.T) *RawHost {
 // variables after PATH).
 func SpawnRaw(t *testing.T, args []string, env ...string) *RawHost {
 	t.Helper()
-	cmd := exec.Command(ResidentBin, append([]string{"--state-dir", t.TempDir()}, args...)...)
+	state := t.TempDir()
+	t.Cleanup(func() { endLocalInits(state) })
+	cmd := exec.Command(ResidentBin, append([]string{"--state-dir", state}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -149,7 +149,9 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func start(ts *testscript.TestScript, flags []string) {
-	args := []string{"--state-dir", filepath.Join(ts.Getenv("WORK"), "state"), "--log-level", "debug"}
+	state := filepath.Join(ts.Getenv("WORK"), "state")
+	ts.Defer(func() { endLocalInits(state) })
+	args := []string{"--state-dir", state, "--log-level", "debug"}
 	if !slices.Contains(flags, "--provider") && ts.Getenv("PROVIDER") != "" {
 		args = append(args, "--provider", ts.Getenv("PROVIDER"))
 	}

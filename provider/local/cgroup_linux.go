@@ -3,11 +3,11 @@
 package local
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -24,34 +24,59 @@ import (
 // controller (a variable so that a test can play a machine without them).
 var cgroupRoot = "/sys/fs/cgroup"
 
-// limitControllers are the v1 controllers spec's limits need: pids_limit,
-// memory_mb and cpus.
+// limitControllers are the controllers spec's limits need: pids_limit,
+// memory_mb and cpus (the same names in v1 and v2).
 var limitControllers = []string{"pids", "memory", "cpu"}
 
-// cgroupBases finds, for each controller, the resident's own cgroup
-// directory, below which it makes one per sandbox (so whatever limits the
-// resident itself still bind its sandboxes). Only as root, and only where
-// every controller is a v1 hierarchy the resident can write: otherwise
-// limits are recorded, not enforced, and resource_limits says so.
+// cgroupBases finds where the resident makes one cgroup per sandbox, below
+// its own (so whatever limits the resident itself still bind its
+// sandboxes): for cgroup v1, the resident's directory in each controller's
+// hierarchy; for v2, its delegated directory (cgroupV2Base), under the key
+// unifiedKey. Only where every controller the limits need is there and
+// writable: otherwise limits are recorded, not enforced, and
+// resource_limits says so.
 var cgroupBases = sync.OnceValue(func() map[string]string {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	f, err := os.Open("/proc/self/cgroup")
+	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	own := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3) // id:controllers:path
+	v1, v2, hasV2 := parseProcCgroup(string(data))
+	if bases := cgroupV1Bases(v1); bases != nil {
+		return bases
+	}
+	if hasV2 {
+		if base := cgroupV2Base(filepath.Join(cgroupRoot, v2)); base != "" {
+			return map[string]string{unifiedKey: base}
+		}
+	}
+	return nil
+})
+
+// parseProcCgroup reads /proc/self/cgroup ("id:controllers:path" lines):
+// the v1 hierarchies by controller, and the v2 path (the "0::" line).
+func parseProcCgroup(data string) (v1 map[string]string, v2 string, hasV2 bool) {
+	v1 = map[string]string{}
+	for _, line := range strings.Split(data, "\n") {
+		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
-			own[c] = parts[2]
+		if parts[0] == "0" && parts[1] == "" {
+			v2, hasV2 = parts[2], true
+			continue
 		}
+		for _, c := range strings.Split(parts[1], ",") {
+			v1[c] = parts[2]
+		}
+	}
+	return v1, v2, hasV2
+}
+
+// cgroupV1Bases is the resident's directory in each v1 hierarchy the
+// limits need, as root only (a v1 hierarchy is not delegated).
+func cgroupV1Bases(own map[string]string) map[string]string {
+	if os.Geteuid() != 0 {
+		return nil
 	}
 	bases := map[string]string{}
 	for _, c := range limitControllers {
@@ -66,7 +91,7 @@ var cgroupBases = sync.OnceValue(func() map[string]string {
 		bases[c] = dir
 	}
 	return bases
-})
+}
 
 // limitsEnforced reports whether spec's cpus, memory_mb and pids_limit
 // are enforced here.
@@ -76,18 +101,51 @@ func limitsEnforced() bool { return cgroupBases() != nil }
 func cgroupName(sandboxID string) string { return "resident-" + sandboxID }
 
 // sandboxCgroups makes (or finds) the sandbox's cgroups with spec's limits
-// and returns their directories: none when the spec sets no limit or
-// limits are not enforced here.
+// and returns their directories (v1: one per controller; v2: one): none
+// when the spec sets no limit or limits are not enforced here.
 func sandboxCgroups(sandboxID string, spec protocol.Spec) ([]string, error) {
 	bases := cgroupBases()
 	if bases == nil || (spec.PidsLimit == 0 && spec.MemoryMB == 0 && spec.CPUs == 0) {
 		return nil, nil
 	}
-	settings := map[string][][2]string{
-		"pids":   {},
-		"memory": {},
-		"cpu":    {},
+	if base, ok := bases[unifiedKey]; ok {
+		dir := filepath.Join(base, cgroupName(sandboxID))
+		if err := makeCgroup(dir, cgroupV2Settings(spec)); err != nil {
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		return []string{dir}, nil
 	}
+	settings := cgroupV1Settings(spec)
+	var dirs []string
+	for _, c := range limitControllers {
+		dir := filepath.Join(bases[c], cgroupName(sandboxID))
+		if err := makeCgroup(dir, settings[c]); err != nil {
+			return nil, fmt.Errorf("cgroup %s: %w", c, err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
+
+// makeCgroup makes dir (or finds it) and writes its settings.
+func makeCgroup(dir string, settings [][2]string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	for _, kv := range settings {
+		if err := os.WriteFile(filepath.Join(dir, kv[0]), []byte(kv[1]), 0); err != nil {
+			return fmt.Errorf("%s: %w", kv[0], err)
+		}
+	}
+	return nil
+}
+
+// cpuPeriod is the CFS period the cpus limit is a quota of, in microseconds.
+const cpuPeriod = 100000
+
+// cgroupV1Settings are spec's limits as v1 files, by controller.
+func cgroupV1Settings(spec protocol.Spec) map[string][][2]string {
+	settings := map[string][][2]string{"pids": {}, "memory": {}, "cpu": {}}
 	if spec.PidsLimit > 0 {
 		settings["pids"] = append(settings["pids"], [2]string{"pids.max", strconv.FormatInt(spec.PidsLimit, 10)})
 	}
@@ -95,26 +153,14 @@ func sandboxCgroups(sandboxID string, spec protocol.Spec) ([]string, error) {
 		settings["memory"] = append(settings["memory"], [2]string{"memory.limit_in_bytes", strconv.FormatInt(spec.MemoryMB<<20, 10)})
 	}
 	if spec.CPUs > 0 {
-		const period = 100000 // microseconds
 		settings["cpu"] = append(settings["cpu"],
-			[2]string{"cpu.cfs_period_us", strconv.Itoa(period)},
-			[2]string{"cpu.cfs_quota_us", strconv.FormatInt(max(int64(spec.CPUs*period), 1000), 10)})
+			[2]string{"cpu.cfs_period_us", strconv.Itoa(cpuPeriod)},
+			[2]string{"cpu.cfs_quota_us", strconv.FormatInt(cpuQuota(spec.CPUs), 10)})
 	}
-	var dirs []string
-	for _, c := range limitControllers {
-		dir := filepath.Join(bases[c], cgroupName(sandboxID))
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("cgroup %s: %w", c, err)
-		}
-		for _, kv := range settings[c] {
-			if err := os.WriteFile(filepath.Join(dir, kv[0]), []byte(kv[1]), 0); err != nil {
-				return nil, fmt.Errorf("cgroup %s: %s: %w", c, kv[0], err)
-			}
-		}
-		dirs = append(dirs, dir)
-	}
-	return dirs, nil
+	return settings
 }
+
+func cpuQuota(cpus float64) int64 { return max(int64(cpus*cpuPeriod), 1000) }
 
 // startInCgroups runs start (an exec.Cmd's Start) on a thread of its own
 // moved into dirs first: a v1 cgroup takes a thread, and the forked child
@@ -123,9 +169,16 @@ func sandboxCgroups(sandboxID string, spec protocol.Spec) ([]string, error) {
 // back to the resident's cgroups afterwards; if it cannot, it is thrown
 // away (still locked when its goroutine ends) rather than reused, which
 // ends the exec too (Pdeathsig follows the thread that forked).
-func startInCgroups(dirs []string, start func() error) error {
+//
+// On v2 a thread cannot move alone; the child is forked straight into the
+// sandbox's cgroup instead (clone3 with CLONE_INTO_CGROUP).
+func startInCgroups(dirs []string, cmd *exec.Cmd) error {
+	start := cmd.Start
 	if len(dirs) == 0 {
 		return start()
+	}
+	if _, v2 := cgroupBases()[unifiedKey]; v2 {
+		return startInCgroupV2(dirs[0], cmd)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -158,6 +211,16 @@ func moveBack(tid []byte) bool {
 	return ok
 }
 
+// movePidBack moves a whole process back to the resident's own cgroups.
+func movePidBack(pid int) {
+	for key, base := range cgroupBases() {
+		if key == unifiedKey {
+			base = filepath.Join(base, residentLeaf)
+		}
+		_ = os.WriteFile(filepath.Join(base, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+	}
+}
+
 // removeCgroups removes a terminated sandbox's cgroups once its processes
 // are gone: the kernel refuses (EBUSY) while a killed task is still
 // exiting, so it waits for that, within evictTimeout.
@@ -176,24 +239,32 @@ func removeCgroups(sandboxID string) {
 }
 
 // oomKills reads how many processes the memory limit of the sandbox whose
-// cgroups are dirs has killed so far (memory.oom_control's oom_kill); -1
-// when it has none.
+// cgroups are dirs has killed so far (oom_kill in v1's memory.oom_control,
+// v2's memory.events); -1 when it has none.
 func oomKills(dirs []string) int64 {
 	for _, dir := range dirs {
-		data, err := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
-				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				if err == nil {
-					return n
-				}
+		for _, name := range []string{"memory.oom_control", "memory.events"} {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			if n, ok := parseOOMKill(string(data)); ok {
+				return n
 			}
 		}
 	}
 	return -1
+}
+
+// parseOOMKill finds the "oom_kill N" line of a cgroup's memory file.
+func parseOOMKill(data string) (int64, bool) {
+	for _, line := range strings.Split(data, "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // pidsFull reports whether the sandbox whose cgroups are dirs has as many
@@ -205,9 +276,44 @@ func pidsFull(dirs []string) bool {
 		if errL != nil || errC != nil {
 			continue
 		}
+		if strings.TrimSpace(string(limit)) == "max" { // v2: no limit
+			return false
+		}
 		l, errL := strconv.ParseInt(strings.TrimSpace(string(limit)), 10, 64)
 		c, errC := strconv.ParseInt(strings.TrimSpace(string(current)), 10, 64)
 		return errL == nil && errC == nil && c >= l
 	}
 	return false
+}
+
+// inCgroups reports whether process pid is in every cgroup of dirs, read
+// from /proc/PID/cgroup: the proof that a sandbox's init is limited, which
+// an init started outside its limits must not go without (a fork bomb in
+// it would reach the machine).
+func inCgroups(pid int, dirs []string) bool {
+	if len(dirs) == 0 {
+		return true
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	v1, v2, hasV2 := parseProcCgroup(string(data))
+	for _, dir := range dirs {
+		rel, err := filepath.Rel(cgroupRoot, dir)
+		if err != nil {
+			return false
+		}
+		controller, path, _ := strings.Cut(rel, "/")
+		if _, v2mode := cgroupBases()[unifiedKey]; v2mode {
+			if !hasV2 || filepath.Join(cgroupRoot, v2) != dir {
+				return false
+			}
+			continue
+		}
+		if v1[controller] != "/"+path {
+			return false
+		}
+	}
+	return true
 }

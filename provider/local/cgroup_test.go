@@ -4,10 +4,12 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,11 @@ func limitedSandbox(t *testing.T, spec protocol.Spec) (*Provider, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = p.Terminate(context.Background(), id) })
+	// Nothing hostile runs unless the sandbox's init is proven limited.
+	dirs, err := sandboxCgroups(id, spec)
+	if err != nil || !inCgroups(initPIDOf(t, p, id), dirs) {
+		t.Fatalf("the sandbox's init is not in its cgroups %v (%v): nothing limits it", dirs, err)
+	}
 	return p, id
 }
 
@@ -73,10 +80,13 @@ func TestForkBombIsContained(t *testing.T) {
 		t.Fatalf("the machine cannot fork while the bomb runs: %v", err)
 	}
 	cancel()
-	if st, _ := proc.Wait(); st.Signal != "SIGKILL" {
+	// Its main shell may have died first of a fork that failed (exit 2):
+	// what matters is that the kill leaves nothing of the bomb.
+	if st, _ := proc.Wait(); st.Code == 0 {
 		t.Errorf("killed bomb: %+v", st)
 	}
-	awaitCond(t, func() bool { return cgroupFile(t, "pids", id, "pids.current") == "0" })
+	// Only the sandbox's init (the keeper: its threads) is left.
+	awaitCond(t, func() bool { return onlyInitIn(t, p, id) })
 	if _, err := p.Terminate(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -88,18 +98,50 @@ func TestForkBombIsContained(t *testing.T) {
 // TestExecBeyondPidsLimitIsQuota: once services fill pids_limit, another
 // exec is refused as quota, as on Docker, not left to hang or fail vaguely.
 func TestExecBeyondPidsLimitIsQuota(t *testing.T) {
-	// bwrap, its pid 1, and five sleeps (the last one the shell itself).
-	p, id := limitedSandbox(t, protocol.Spec{PidsLimit: 7})
-	fill, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sh", "-c", "sleep 1000 & sleep 1000 & sleep 1000 & sleep 1000 & exec sleep 1000"}})
+	// The keeper's threads count too. The filler forks sleeps until a fork
+	// fails, which ends the shell (and frees its slot): each exec that
+	// still fits then holds a slot, until one does not.
+	p, id := limitedSandbox(t, protocol.Spec{PidsLimit: 24})
+	fill, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 1000 & i=$((i+1)); done 2>/dev/null"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go io.Copy(io.Discard, fill.Stdout())
 	go io.Copy(io.Discard, fill.Stderr())
-	awaitCond(t, func() bool { return pidsFull([]string{filepath.Join(cgroupBases()["pids"], cgroupName(id))}) })
-	_, err = p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"true"}})
-	if protocol.KindOf(err) != protocol.KindQuota {
-		t.Fatalf("exec in a full sandbox = %v; want quota", err)
+	if _, err := fill.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		hold, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sleep", "1000"}})
+		if err == nil {
+			go io.Copy(io.Discard, hold.Stdout())
+			go io.Copy(io.Discard, hold.Stderr())
+			continue
+		}
+		if protocol.KindOf(err) != protocol.KindQuota {
+			t.Fatalf("exec in a full sandbox = %v; want quota", err)
+		}
+		return
+	}
+	t.Fatal("8 execs fit in a sandbox whose pids_limit was full")
+}
+
+// TestTheInitIsInTheSandboxCgroups: inCgroups, the check that refuses an
+// init outside its limits, reads /proc/PID/cgroup right.
+func TestTheInitIsInTheSandboxCgroups(t *testing.T) {
+	bases := cgroupBases()
+	if bases == nil {
+		t.Skip("no cgroups the resident can use here")
+	}
+	var own []string
+	for _, dir := range bases {
+		own = append(own, dir)
+	}
+	if !inCgroups(os.Getpid(), own) {
+		t.Errorf("the resident is not in its own cgroups %v", own)
+	}
+	if inCgroups(os.Getpid(), []string{filepath.Join(own[0], cgroupName("lcl-0000000000000000"))}) {
+		t.Error("the resident read as in a sandbox's cgroup")
 	}
 }
 
@@ -122,6 +164,27 @@ func TestMemoryLimitKills(t *testing.T) {
 	if got := cgroupFile(t, "memory", id, "memory.failcnt"); got == "0" {
 		t.Errorf("memory.failcnt = 0: the limit never bound (exit %+v)", st)
 	}
+}
+
+// onlyInitIn reports whether the sandbox's pids cgroup holds its init's
+// threads and nothing else.
+func onlyInitIn(t *testing.T, p *Provider, id string) bool {
+	t.Helper()
+	procs := strings.Fields(cgroupFile(t, "pids", id, "cgroup.procs"))
+	return len(procs) == 1 && procs[0] == strconv.Itoa(initPIDOf(t, p, id))
+}
+
+func initPIDOf(t *testing.T, p *Provider, id string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(p.sandboxDir(id), initFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec initRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.PID
 }
 
 func awaitCond(t *testing.T, cond func() bool) {

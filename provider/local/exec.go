@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -23,11 +20,11 @@ import (
 // container default, so commands resolve the same way they would in Docker.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// Exec runs argv in the sandbox: under bwrap in namespaces of its own, with
-// the sandbox's filesystem (see view and bwrapArgs), or, where bwrap is
-// missing, as an unisolated host process in a directory inside the
-// sandbox, in its own process group. Completion is the main
-// process's exit; see process.
+// Exec runs argv in the sandbox: under bwrap through the sandbox's keeper,
+// in the sandbox's namespaces (execIsolated), or, where bwrap is missing,
+// as an unisolated host process in a directory inside the sandbox, in its
+// own process group (execUnisolated). Completion is the main process's
+// exit.
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
 	if err := p.Start(); err != nil {
 		return nil, err
@@ -49,85 +46,62 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err != nil {
 		return nil, err
 	}
+	if bwrap != "" {
+		return p.execIsolated(ctx, sandboxID, m, req)
+	}
+	return p.execUnisolated(ctx, sandboxID, m, req)
+}
+
+// execUnisolated runs argv as a host process in a directory inside the
+// sandbox, in its own process group (no bwrap here).
+func (p *Provider) execUnisolated(ctx context.Context, sandboxID string, m *meta, req provider.ExecRequest) (provider.Process, error) {
 	root := p.rootOf(sandboxID)
 	cwd := req.Cwd
 	if cwd == "" {
 		cwd = m.Spec.Workdir
 	}
-	var bin, dir string
-	var env []string
-	var v view
-	if bwrap != "" {
-		if v, err = p.viewFor(sandboxID, m, cwd); err != nil {
-			return nil, p.goneOr(sandboxID, err)
-		}
-		env = buildEnv(m.Spec.Env, req.Env, "/")
-		// Found as bwrap will find it inside, to refuse a missing one
-		// before anything starts; argv goes to bwrap as the host gave it.
-		toHost := func(abs string) string { return p.hostPath(root, m.Spec.Volumes, abs) }
-		if _, err := lookPathIn(req.Argv[0], envValue(env, "PATH"), v.cwd, toHost); err != nil {
-			return nil, p.goneOr(sandboxID, err)
-		}
-		dir = root
-	} else {
-		dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
-		if err != nil {
-			return nil, p.goneOr(sandboxID, err)
-		}
-		// The process starts in the directory the check opened, named
-		// through the open descriptor: a link swapped after the check
-		// cannot move it (the descriptor is inherited across fork, so the
-		// child's chdir and execve resolve it before close-on-exec closes
-		// it).
-		defer dirFile.Close()
-		dir = fmt.Sprintf("/proc/self/fd/%d", dirFile.Fd())
-		env = buildEnv(m.Spec.Env, req.Env, root)
-		if bin, err = lookPath(req.Argv[0], envValue(env, "PATH"), dir); err != nil {
-			return nil, p.goneOr(sandboxID, err)
-		}
-		if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
-			// Relative to the working directory the child changes into: a
-			// script's interpreter opens this path after close-on-exec has
-			// closed the descriptor dir names.
-			bin = "./" + rel
-		}
+	dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, err)
+	}
+	// The process starts in the directory the check opened, named
+	// through the open descriptor: a link swapped after the check
+	// cannot move it (the descriptor is inherited across fork, so the
+	// child's chdir and execve resolve it before close-on-exec closes
+	// it).
+	defer dirFile.Close()
+	dir := fmt.Sprintf("/proc/self/fd/%d", dirFile.Fd())
+	env := buildEnv(m.Spec.Env, req.Env, root)
+	bin, err := lookPath(req.Argv[0], envValue(env, "PATH"), dir)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, err)
+	}
+	if rel, inside := strings.CutPrefix(bin, dir+"/"); inside {
+		// Relative to the working directory the child changes into: a
+		// script's interpreter opens this path after close-on-exec has
+		// closed the descriptor dir names.
+		bin = "./" + rel
 	}
 	cgroups, err := sandboxCgroups(sandboxID, m.Spec)
 	if err != nil {
 		return nil, p.goneOr(sandboxID, &protocol.Error{Kind: protocol.KindTransient, Msg: "exec: the sandbox's limits", Err: err})
 	}
-	opts := startOptions{stdin: req.Stdin, isolated: bwrap != "", exclusive: req.Exclusive, cgroups: cgroups}
-	for attempt := 1; ; attempt++ {
-		cmd := &exec.Cmd{
-			Path: bin,
-			Args: slices.Clone(req.Argv),
-			Env:  env,
-			Dir:  dir,
-			// Own group, so one signal reaches the whole job; Pdeathsig, so
-			// a resident that dies without cleaning up does not leave the
-			// main process running (isolated, that is bwrap: see the
-			// package doc).
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-		}
-		if bwrap != "" {
-			cmd.Path, cmd.Args = bwrap, bwrapArgs(bwrap, statusFD, v, req.Argv)
-		}
-		pr, err := p.start(ctx, sandboxID, cmd, opts)
-		if err != nil && protocol.KindOf(err) == protocol.KindTransient && pidsFull(cgroups) {
-			// bwrap could not be forked, or could not fork: as on Docker,
-			// an exec that does not fit in pids_limit is quota.
-			return nil, protocol.Errorf(protocol.KindQuota, "exec: the sandbox's pids_limit (%d) is full: %v", m.Spec.PidsLimit, err)
-		}
-		var setupErr *setupError
-		if errors.As(err, &setupErr) && attempt < setupAttempts {
-			p.log.Info("exec: bwrap setup failed, trying again", zap.String("sandbox_id", sandboxID), zap.Error(err))
-			continue
-		}
-		if setupErr != nil {
-			return nil, protocol.Errorf(protocol.KindTransient, "exec: %w", err)
-		}
-		return pr, err
+	cmd := &exec.Cmd{
+		Path: bin,
+		Args: slices.Clone(req.Argv),
+		Env:  env,
+		Dir:  dir,
+		// Own group, so one signal reaches the whole job; Pdeathsig, so
+		// a resident that dies without cleaning up does not leave the
+		// main process running.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
+	pr, err := p.start(ctx, sandboxID, cmd, startOptions{stdin: req.Stdin, cgroups: cgroups})
+	if err != nil && protocol.KindOf(err) == protocol.KindTransient && pidsFull(cgroups) {
+		// As on Docker, an exec that does not fit in pids_limit is quota.
+		return nil, protocol.Errorf(protocol.KindQuota, "exec: the sandbox's pids_limit (%d) is full: %v", m.Spec.PidsLimit, err)
+	}
+	return pr, err
 }
 
 // openDir opens the host's cwd as a directory inside the sandbox (or a

@@ -31,6 +31,9 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if p.isolated() {
+		return p.goneOr(sandboxID, p.writeFileInSandbox(ctx, sandboxID, filePath, data, mode))
+	}
 	return p.goneOr(sandboxID, p.writeFile(sandboxID, filePath, data, mode))
 }
 

@@ -18,32 +18,14 @@ import (
 // bwrapPackage is what an operator installs to get isolated execs.
 const bwrapPackage = "bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 
-// sandboxCaps is the capability set an exec keeps when the resident runs as
-// root: Docker's default set without CAP_MKNOD (local shares the host's
-// /dev). It leaves out CAP_SYS_ADMIN, so no exec can unmount its /proc to
-// reach the host's, and CAP_SYS_PTRACE.
-var sandboxCaps = []string{
-	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
-	"CAP_NET_RAW", "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE", "CAP_SETFCAP",
-}
-
-// bwrapArgs wraps argv so it runs in a pid namespace of its own, with a
-// fresh /proc that shows only that namespace. bwrap's own pid 1 reaps and
-// waits: the outer bwrap exits with the command's status as soon as the
-// command exits (completion stays the main process's exit), while a
-// background service it started keeps the namespace, and so itself, alive.
-// Killing that pid 1 kills the whole namespace: nothing in it can escape by
-// setsid or double fork, and nothing in it can see or signal a process
-// outside (SIGKILL to its own pid 1 from inside is ignored by the kernel).
-// statusFD is where bwrap reports that pid 1 and the command's start. The
-// filesystem, network, IPC and host name are the sandbox's own (see view).
-// bwrap always sets no_new_privs. Not --die-with-parent: it would kill a
-// service when the outer bwrap exits.
-func bwrapArgs(bwrap string, statusFD int, v view, argv []string) []string {
-	args := append([]string{bwrap}, v.mountArgs()...)
-	args = append(args, "--unshare-pid", "--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL")
-	for _, c := range sandboxCaps {
+// probeArgs run argv as a sandbox's init runs (initArgs): as pid 1 of a
+// pid namespace of its own, with the view's mounts and namespaces and only
+// the keeper's capabilities, reporting on statusFD. A bwrap that cannot
+// (no --as-pid-1, user namespaces off, /proc not mountable) fails here.
+func probeArgs(bwrap string, statusFD int, v view, argv []string) []string {
+	args := append([]string{bwrap}, v.mountArgs(nil)...)
+	args = append(args, "--unshare-pid", "--as-pid-1", "--json-status-fd", fmt.Sprint(statusFD), "--cap-drop", "ALL")
+	for _, c := range keeperCaps {
 		args = append(args, "--cap-add", c)
 	}
 	return append(append(args, "--"), argv...)
@@ -80,7 +62,7 @@ func (p *Provider) inSystemDir(rel string) bool { return p.isolated() && readOnl
 // names a missing one to play a machine without bubblewrap).
 var bwrapName = "bwrap"
 
-// probeBwrap runs bwrap once as every exec will. It returns bwrap's path
+// probeBwrap runs bwrap once as every sandbox's init will. It returns bwrap's path
 // with the error when bwrap exists but failed, so that a retry makes sense.
 func probeBwrap() (string, error) {
 	path, err := exec.LookPath(bwrapName)
@@ -102,7 +84,7 @@ func probeBwrap() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	args := bwrapArgs(path, statusFD, view{root: root, cwd: "/"}, []string{"true"})
+	args := probeArgs(path, probeStatusFD, view{root: root, cwd: "/"}, []string{"true"})
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	cmd.ExtraFiles = []*os.File{w}
@@ -121,6 +103,9 @@ func probeBwrap() (string, error) {
 	}
 	return path, nil
 }
+
+// probeStatusFD is the probe's --json-status-fd: cmd.ExtraFiles[0].
+const probeStatusFD = 3
 
 // namespaceInfo is the first document bwrap writes to --json-status-fd,
 // right after it made the namespace: the host pid of its pid 1 and the

@@ -71,9 +71,9 @@ func TestWithoutBwrapExecsRunUnisolated(t *testing.T) {
 
 // TestBwrapSetupFailureIsRetriedAndNeverShown: bwrap can fail its setup
 // for a reason of the moment (a host mount vanishing under its remount).
-// The exec is tried again, and the failed attempt's message never reaches
-// the exec's output; when every attempt fails the exec is refused as
-// transient, without output.
+// The sandbox's init is started again, and the failed attempt's message
+// never reaches an exec's output; when every attempt fails the create is
+// refused as transient, saying why.
 func TestBwrapSetupFailureIsRetriedAndNeverShown(t *testing.T) {
 	real, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -102,17 +102,27 @@ exec %[3]s "$@"
 		}
 		saved := bwrapName
 		bwrapName = fake
-		p, id := newInternalSandbox(t)
-		proc, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"echo", "hello"}})
+		pv, err := New(provider.Config{StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pv.(*Provider)
+		t.Cleanup(func() { _ = p.Close() })
+		id, err := p.Create(context.Background(), protocol.Spec{}, provider.Owner{Key: "resident-install-id", InstallID: "internal"}, nil)
 		bwrapName = saved
 		if !c.wantOK {
-			if protocol.KindOf(err) != protocol.KindTransient || !strings.Contains(err.Error(), "could not set up") {
-				t.Fatalf("every setup failed: %v; want a transient error", err)
+			if protocol.KindOf(err) != protocol.KindTransient || !strings.Contains(err.Error(), "Unable to apply mount flags") {
+				t.Fatalf("every setup failed: %v; want a transient error saying why", err)
 			}
 			continue
 		}
 		if err != nil {
 			t.Fatalf("setup failed %d times then worked: %v", c.fails, err)
+		}
+		t.Cleanup(func() { _, _ = p.Terminate(context.Background(), id) })
+		proc, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"echo", "hello"}})
+		if err != nil {
+			t.Fatal(err)
 		}
 		out, _ := io.ReadAll(proc.Stdout())
 		errOut, _ := io.ReadAll(proc.Stderr())

@@ -160,11 +160,11 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 		}
 		return false, fmt.Errorf("sandbox %s: remove: %w", id, err)
 	}
-	procs, groups, spaces := p.running[id], p.groups[id], p.namespaces[id]
+	procs, groups, init := p.running[id], p.groups[id], p.inits[id]
 	delete(p.running, id)
 	delete(p.groups, id)
 	delete(p.ended, id)
-	delete(p.namespaces, id)
+	delete(p.inits, id)
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)
@@ -173,13 +173,13 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	for pr := range procs {
 		pr.killTree()
 	}
-	for ns := range spaces {
-		ns.kill() // what finished execs left running
+	if init == nil {
+		init = p.strayInit(aside) // an earlier resident's, found by its init.json
+	}
+	if init != nil {
+		init.kill(true) // the keeper, and with it every process of the sandbox
 	}
 	p.reap(aside, groups)
-	for ns := range spaces {
-		ns.close()
-	}
 	removeCgroups(id)
 	p.log.Info("sandbox "+reason, zap.String("sandbox_id", id))
 	return true, nil

@@ -59,7 +59,7 @@ func (p *Provider) end(id string) {
 	}
 	p.ended[id] = true
 	// Copies: exits edit the live maps, and this one stays registered.
-	procs, groups := maps.Clone(p.running[id]), maps.Clone(p.groups[id])
+	procs, groups, init := maps.Clone(p.running[id]), maps.Clone(p.groups[id]), p.inits[id]
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)
@@ -67,6 +67,12 @@ func (p *Provider) end(id string) {
 	p.mu.Unlock()
 	for pr := range procs {
 		pr.killTree()
+	}
+	if init == nil {
+		init = p.strayInit(p.sandboxDir(id))
+	}
+	if init != nil {
+		init.kill(false) // its keeper ends at the lifetime by itself too: this is for a clock that says so first
 	}
 	killWhere(inSandbox(p.sandboxDir(id), groups))
 	p.log.Info("sandbox expired", zap.String("sandbox_id", id))

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -65,7 +67,7 @@ func readOnlyPath(abs string) bool {
 // reservedMountPoint reports whether a volume may not be mounted at rel:
 // a system directory, /proc or /dev, or above one of them.
 func reservedMountPoint(rel string) bool {
-	points := []string{"proc", "dev"}
+	points := []string{"proc", "dev", strings.TrimPrefix(keeperproto.Dir, "/")}
 	for _, b := range systemBinds() {
 		points = append(points, sandboxRel(b.dst))
 	}
@@ -79,10 +81,16 @@ func reservedMountPoint(rel string) bool {
 	return false
 }
 
-// mountArgs are bwrap's filesystem and namespace options for v.
-func (v view) mountArgs() []string {
+// mountArgs are bwrap's filesystem and namespace options for v. etc are
+// the options that make the sandbox's /etc (etcMountArgs); without them
+// it is the host's, read-only (the probe).
+func (v view) mountArgs(etc []string) []string {
 	args := []string{"--bind", v.root, "/"}
 	for _, b := range systemBinds() {
+		if b.dst == "/etc" && etc != nil {
+			args = append(args, etc...)
+			continue
+		}
 		args = append(args, "--ro-bind", b.src, b.dst)
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev")
@@ -137,7 +145,7 @@ func prepareView(root string, mounts []protocol.VolumeMount) error {
 		return err
 	}
 	defer r.Close()
-	points := []string{"proc", "dev", "tmp"}
+	points := []string{"proc", "dev", "tmp", strings.TrimPrefix(keeperproto.Dir, "/")}
 	for _, b := range systemBinds() {
 		points = append(points, sandboxRel(b.dst))
 	}

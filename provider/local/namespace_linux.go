@@ -5,21 +5,24 @@ package local
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
 
+// evictTimeout bounds how long a kill waits for the sandbox's processes to
+// die. SIGKILL is not refused, so only a process stuck in the kernel (an
+// unreachable network file system) takes this long.
+const evictTimeout = 10 * time.Second
+
 var errNamespaceGone = errors.New("the pid namespace has already ended")
 
-// pidNamespace is one exec's pid namespace, held through a pidfd of its
-// pid 1 (bwrap's reaper). Killing that process makes the kernel kill every
+// pidNamespace is a sandbox's pid namespace, held through a pidfd of its
+// pid 1 (the keeper). Killing that process makes the kernel kill every
 // process in the namespace, and a pidfd never reaches a process that reused
-// the pid: the namespace can be killed safely long after the exec ended,
-// which is how Terminate and an exclusive exec stop a service it left.
+// the pid: the namespace can be killed safely however long ago it was
+// found, which is how Terminate and an ended lifetime stop everything.
 type pidNamespace struct {
 	mu    sync.Mutex // orders signals against close: a closed fd number may be reused
 	pidfd int        // -1 once closed
@@ -100,50 +103,5 @@ func (ns *pidNamespace) close() {
 	if ns.pidfd >= 0 {
 		_ = unix.Close(ns.pidfd)
 		ns.pidfd = -1
-	}
-}
-
-// holdNamespace keeps hold of the namespace bwrap made for pr, for the
-// sandbox: after the main process exits it may still hold a service, which
-// Terminate and an exclusive exec must be able to kill. A kill that came
-// first is applied now; a sandbox removed meanwhile gets it killed at once.
-func (p *Provider) holdNamespace(sandboxID string, pr *process, info namespaceInfo) {
-	ns, err := openNamespace(info)
-	if err != nil {
-		if !errors.Is(err, errNamespaceGone) {
-			p.log.Warn("exec: pid namespace not held", zap.String("sandbox_id", sandboxID), zap.Error(err))
-		}
-		return
-	}
-	p.mu.Lock()
-	if _, err := os.Lstat(p.sandboxDir(sandboxID)); err != nil {
-		p.mu.Unlock()
-		ns.kill() // removed while bwrap started: nothing of it may stay
-		ns.close()
-		return
-	}
-	if p.namespaces[sandboxID] == nil {
-		p.namespaces[sandboxID] = map[*pidNamespace]struct{}{}
-	}
-	p.namespaces[sandboxID][ns] = struct{}{}
-	p.mu.Unlock()
-
-	pr.mu.Lock()
-	pr.ns = ns
-	kill := pr.killRequested
-	pr.mu.Unlock()
-	if kill {
-		ns.kill()
-	}
-}
-
-// pruneNamespacesLocked lets go of the namespaces of a sandbox that ended
-// by themselves (nothing was left running in them).
-func (p *Provider) pruneNamespacesLocked(sandboxID string) {
-	for ns := range p.namespaces[sandboxID] {
-		if ns.ended() {
-			ns.close()
-			delete(p.namespaces[sandboxID], ns)
-		}
 	}
 }

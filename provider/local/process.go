@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,19 +26,15 @@ const drainGrace = 100 * time.Millisecond
 // process is one exec. Its stdio are os.Pipe ends handed to the child as
 // files, so no goroutine copies them and nothing waits for a pipe's EOF.
 type process struct {
-	cmd      *exec.Cmd
-	isolated bool // cmd is bwrap, and the command runs in a pid namespace of its own
-	stdout   *outputReader
-	stderr   *outputReader
-	stdin    *stdinWriter  // nil unless the host streams stdin
-	waited   chan struct{} // closed once the main process is reaped
-	evicted  atomic.Bool   // killed to make room for an exclusive exec
+	cmd    *exec.Cmd
+	stdout *outputReader
+	stderr *outputReader
+	stdin  *stdinWriter  // nil unless the host streams stdin
+	waited chan struct{} // closed once the main process is reaped
 
-	mu            sync.Mutex    // orders killTree against the reap of the main process
-	exited        bool          // main process is a zombie or gone: its pid is no longer ours to signal
-	killRequested bool          // killTree ran while the main process ran
-	ns            *pidNamespace // the exec's namespace, once bwrap reported it
-	statusR       *os.File      // bwrap's status pipe, closed once bwrap exited
+	mu            sync.Mutex // orders killTree against the reap of the main process
+	exited        bool       // main process is a zombie or gone: its pid is no longer ours to signal
+	killRequested bool       // killTree ran while the main process ran
 
 	status provider.ExitStatus
 	err    error
@@ -47,20 +42,14 @@ type process struct {
 
 var _ provider.Process = (*process)(nil)
 
-// statusFD is the descriptor bwrap gets for --json-status-fd:
-// cmd.ExtraFiles[0].
-const statusFD = 3
-
 // startOptions are what start needs of the request besides the command.
 type startOptions struct {
-	stdin     bool     // the host streams stdin
-	isolated  bool     // cmd runs bwrap, which reports its namespace on statusFD
-	exclusive bool     // kill every other process of the sandbox first
-	cgroups   []string // the sandbox's cgroups (its limits), entered at fork
+	stdin   bool     // the host streams stdin
+	cgroups []string // the sandbox's cgroups (its limits), entered at fork
 }
 
 func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, opts startOptions) (*process, error) {
-	pr := &process{cmd: cmd, isolated: opts.isolated, waited: make(chan struct{})}
+	pr := &process{cmd: cmd, waited: make(chan struct{})}
 	var childEnds []*os.File
 	closeAll := func(files []*os.File) {
 		for _, f := range files {
@@ -90,18 +79,6 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		parentEnds = append(parentEnds, inW)
 		pr.stdin = &stdinWriter{f: inW}
 	}
-	var statusR *os.File
-	if pr.isolated {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(append(parentEnds, childEnds...))
-			return nil, err
-		}
-		statusR = r
-		cmd.ExtraFiles = []*os.File{w} // fd 3 in the child: statusFD
-		parentEnds = append(parentEnds, r)
-		childEnds = append(childEnds, w)
-	}
 
 	// Start under p.mu, after checking the sandbox still exists: remove
 	// renames it away under the same lock, so every process it must kill
@@ -117,15 +94,7 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		closeAll(append(parentEnds, childEnds...))
 		return nil, protocol.Errorf(protocol.KindConflict, "sandbox %s expired (its lifetime_s ended); terminate it", sandboxID)
 	}
-	p.pruneNamespacesLocked(sandboxID)
-	if opts.exclusive {
-		if err := p.evictLocked(sandboxID); err != nil {
-			p.mu.Unlock()
-			closeAll(append(parentEnds, childEnds...))
-			return nil, err
-		}
-	}
-	if err := startInCgroups(opts.cgroups, cmd.Start); err != nil {
+	if err := startInCgroups(opts.cgroups, cmd); err != nil {
 		p.mu.Unlock()
 		closeAll(append(parentEnds, childEnds...))
 		if errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOENT) {
@@ -141,19 +110,10 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		p.groups[sandboxID] = map[int]uint64{}
 	}
 	p.running[sandboxID][pr] = struct{}{}
-	if !pr.isolated {
-		p.groups[sandboxID][pid] = startTime(pid)
-	}
+	p.groups[sandboxID][pid] = startTime(pid)
 	p.mu.Unlock()
 	closeAll(childEnds) // the child has its copies; ours would hide EOF
 
-	if pr.isolated {
-		if err := p.confirmSetup(sandboxID, pr, statusR, errR); err != nil {
-			p.abandon(sandboxID, pr)
-			closeAll(parentEnds)
-			return nil, err
-		}
-	}
 	pr.stdout = newOutputReader(outR)
 	pr.stderr = newOutputReader(errR)
 	oomBefore := oomKills(opts.cgroups)
@@ -164,14 +124,10 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		pr.exited = true
 		pr.mu.Unlock()
 		stopKill()
-		pr.status, pr.err = exitStatus(cmd.Wait(), pr.isolated)
-		pr.status.Killed = pr.evicted.Load()
+		pr.status, pr.err = exitStatus(cmd.Wait())
 		// The limit is the sandbox's, as a container's is: a kill of it
 		// while this exec ran, and this exec ended by SIGKILL, is this one.
 		pr.status.OOMKilled = pr.status.Signal == "SIGKILL" && oomBefore >= 0 && oomKills(opts.cgroups) > oomBefore
-		if pr.statusR != nil {
-			_ = pr.statusR.Close()
-		}
 		deadline := time.Now().Add(drainGrace)
 		_ = outR.SetReadDeadline(deadline)
 		_ = errR.SetReadDeadline(deadline)
@@ -183,10 +139,9 @@ func (p *Provider) start(ctx context.Context, sandboxID string, cmd *exec.Cmd, o
 		if syscall.Kill(-pid, 0) == syscall.ESRCH {
 			delete(p.groups[sandboxID], pid) // nothing left in the group to reap later
 		}
-		if len(p.running[sandboxID]) == 0 && len(p.groups[sandboxID]) == 0 && len(p.namespaces[sandboxID]) == 0 {
+		if len(p.running[sandboxID]) == 0 && len(p.groups[sandboxID]) == 0 {
 			delete(p.running, sandboxID)
 			delete(p.groups, sandboxID)
-			delete(p.namespaces, sandboxID)
 		}
 		p.mu.Unlock()
 		close(pr.waited)
@@ -222,10 +177,10 @@ func (pr *process) Wait() (provider.ExitStatus, error) {
 
 // killTree kills the main process and everything the exec started, but
 // only while the main process has not exited: a background service of an
-// exec that ended by itself keeps running (Terminate or an exclusive exec
-// stops it). Isolated, that is the exec's whole pid namespace, which nothing
-// in it can leave; unisolated, the main process's group and descendants
-// found through /proc, which a process can leave by re-parenting itself.
+// exec that ended by itself keeps running (Terminate stops it). That is
+// the main process's group and descendants found through /proc, which a
+// process can leave by re-parenting itself: unisolated, local promises
+// less (see the package doc).
 func (pr *process) killTree() {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -234,20 +189,12 @@ func (pr *process) killTree() {
 	}
 	pr.killRequested = true
 	pid := pr.cmd.Process.Pid
-	if pr.ns != nil {
-		pr.ns.kill()
-	} else {
-		// Isolated too until bwrap reported the namespace: its pid 1 is
-		// then a child of bwrap, and holdNamespace kills it on arrival.
-		killWhere(func(pi procInfo) bool { return pi.pid == pid || pi.pgid == pid })
-	}
+	killWhere(func(pi procInfo) bool { return pi.pid == pid || pi.pgid == pid })
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
 
-// exitStatus reads how the main process ended; err is cmd.Wait's. Isolated,
-// the main process is bwrap, which exits 128+N when signal N ended the
-// command: that is read as signal N, as shells and Docker do.
-func exitStatus(err error, isolated bool) (provider.ExitStatus, error) {
+// exitStatus reads how the main process ended; err is cmd.Wait's.
+func exitStatus(err error) (provider.ExitStatus, error) {
 	var exitErr *exec.ExitError
 	if err == nil {
 		return provider.ExitStatus{}, nil
@@ -259,9 +206,5 @@ func exitStatus(err error, isolated bool) (provider.ExitStatus, error) {
 	if ok && ws.Signaled() {
 		return provider.ExitStatus{Code: 128 + int(ws.Signal()), Signal: signalName(ws.Signal())}, nil
 	}
-	st := provider.ExitStatus{Code: exitErr.ExitCode()}
-	if sig := syscall.Signal(st.Code - 128); isolated && sig > 0 && sig < 32 {
-		st.Signal = signalName(sig)
-	}
-	return st, nil
+	return provider.ExitStatus{Code: exitErr.ExitCode()}, nil
 }

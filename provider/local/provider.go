@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/hardening"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -48,6 +49,11 @@ type Provider struct {
 	volumeMeta string                 // StateDir/local/volume-meta: created_at and owner of each volume
 	grants     []provider.VolumeGrant // volumes without an owner the operator allowed
 	trash      string                 // StateDir/local/trash: sandboxes being removed
+	keepers    string                 // StateDir/local/keeper: the keeper binary, by digest
+
+	keeperOnce sync.Once
+	keeperPath string // the extracted keeper's directory
+	keeperErr  error
 
 	isolateOnce sync.Once
 	bwrap       string // bwrap's path once found working; "" runs execs unisolated
@@ -55,14 +61,14 @@ type Provider struct {
 	startOnce sync.Once
 	startErr  error // why Start could not make the state directories
 
-	mu         sync.Mutex
-	closed     bool
-	running    map[string]map[*process]struct{}      // sandbox id -> live execs
-	groups     map[string]map[int]uint64             // sandbox id -> process groups it had (unisolated) -> leader start time
-	namespaces map[string]map[*pidNamespace]struct{} // sandbox id -> pid namespaces that may still hold processes
-	timers     map[string]*time.Timer                // sandbox id -> lifetime timer
-	ended      map[string]bool                       // sandbox ids whose lifetime ended: no exec may start
-	wg         sync.WaitGroup                        // lifetime callbacks in flight
+	mu      sync.Mutex
+	closed  bool
+	running map[string]map[*process]struct{} // sandbox id -> live execs
+	groups  map[string]map[int]uint64        // sandbox id -> process groups it had (unisolated) -> leader start time
+	inits   map[string]*sandboxInit          // sandbox id -> its init and channel (isolated)
+	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
+	ended   map[string]bool                  // sandbox ids whose lifetime ended: no exec may start
+	wg      sync.WaitGroup                   // lifetime callbacks in flight
 }
 
 // New builds a local provider keeping its state under cfg.StateDir/local.
@@ -83,10 +89,11 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		volumes:    filepath.Join(base, "volumes"),
 		volumeMeta: filepath.Join(base, "volume-meta"),
 		trash:      filepath.Join(base, "trash"),
+		keepers:    filepath.Join(base, "keeper"),
 		grants:     slices.Clone(cfg.AllowVolumes),
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
-		namespaces: map[string]map[*pidNamespace]struct{}{},
+		inits:      map[string]*sandboxInit{},
 		timers:     map[string]*time.Timer{},
 		ended:      map[string]bool{},
 	}
@@ -124,9 +131,14 @@ func (p *Provider) Start() error {
 // enforcement of CPU, memory or read-only volumes. network_control stays
 // false: spec.network is "host" or loopback only, not a choice of network.
 func (p *Provider) Info() provider.Info {
+	var detachedBuffer int64
+	if p.isolated() { // the sandbox's keeper holds detached execs
+		detachedBuffer = keeperproto.DefaultRing
+	}
 	return provider.Info{
-		Name:    "local",
-		Version: Version,
+		Name:                "local",
+		DetachedBufferBytes: detachedBuffer,
+		Version:             Version,
 		Capabilities: protocol.Capabilities{
 			Store:        true,
 			WriteFile:    true,
@@ -135,6 +147,9 @@ func (p *Provider) Info() provider.Info {
 			Upload:       true,
 			VolumeAdmin:  true,
 			Isolation:    p.isolated(),
+			Detach:       p.isolated(),
+			ExecUser:     p.isolated(), // the keeper switches user, in the sandbox's /etc/passwd
+			TTY:          p.isolated(),
 			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
 			ResourceLimits: limitsEnforced(),
 		},
@@ -180,12 +195,12 @@ func (p *Provider) Close() error {
 		t.Stop()
 		delete(p.timers, id)
 	}
-	for _, spaces := range p.namespaces {
-		for ns := range spaces {
-			ns.close() // let go, not kill: a later instance finds them by working directory
-		}
-	}
+	inits := p.inits
+	p.inits = map[string]*sandboxInit{}
 	p.mu.Unlock()
+	for _, init := range inits {
+		init.release() // let go, not kill: a later instance takes the channel over
+	}
 	p.wg.Wait()
 	return nil
 }

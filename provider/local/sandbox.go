@@ -104,6 +104,10 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		_ = os.RemoveAll(staging)
 		return "", fmt.Errorf("sandbox create: %w", err)
 	}
+	if err := p.startSandbox(ctx, id, m); err != nil {
+		_, _ = p.remove(id, "not started")
+		return "", fmt.Errorf("sandbox create: %w", err)
+	}
 	p.arm(id, m.ExpiresAt)
 	p.log.Info("sandbox created", zap.String("sandbox_id", id), zap.Int64("lifetime_s", spec.LifetimeS))
 	return id, nil

@@ -17,10 +17,12 @@ import (
 	"github.com/resident-dev/resident/provider"
 )
 
-// The files of a running local sandbox are reachable from the resident, so
-// they are read, listed and written here, with the resident's own user,
-// which is local's sandbox user: a file a command of the sandbox could not
-// read is refused the same way. A path resolves as the sandbox sees it:
+// Under bubblewrap the files of a running local sandbox are read, listed
+// and written by its keeper, as the sandbox's user (chanfiles_linux.go).
+// Unisolated they are reachable from the resident, so they are read,
+// listed and written here, with the resident's own user, which is then
+// local's sandbox user: a file a command of the sandbox could not read is
+// refused the same way. A path resolves as the sandbox sees it:
 // relative in the work directory, below a volume mount in that volume, in a
 // host system directory an isolated sandbox shows read-only on the host.
 // Every open goes through os.Root, so no symlink leads out of the sandbox.
@@ -50,6 +52,10 @@ func (p *Provider) ReadSandboxFile(ctx context.Context, sandboxID, filePath stri
 	if err := p.ready(ctx); err != nil {
 		return nil, err
 	}
+	if p.isolated() {
+		rc, err := p.readInSandbox(ctx, sandboxID, filePath)
+		return rc, p.goneOr(sandboxID, err)
+	}
 	r, rel, err := p.sandboxPath(sandboxID, filePath)
 	if err != nil {
 		return nil, err
@@ -75,6 +81,10 @@ func (p *Provider) ReadSandboxFile(ctx context.Context, sandboxID, filePath stri
 func (p *Provider) ListSandboxDir(ctx context.Context, sandboxID, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
 	if err := p.ready(ctx); err != nil {
 		return nil, false, err
+	}
+	if p.isolated() {
+		entries, truncated, err := p.listInSandbox(ctx, sandboxID, dirPath, limit)
+		return entries, truncated, p.goneOr(sandboxID, err)
 	}
 	r, rel, err := p.sandboxPath(sandboxID, dirPath)
 	if err != nil {
@@ -109,6 +119,10 @@ func (p *Provider) ready(ctx context.Context) error {
 func (p *Provider) WriteFileFrom(ctx context.Context, sandboxID, filePath string, mode *uint32, src io.Reader) (int64, error) {
 	if err := p.ready(ctx); err != nil {
 		return 0, err
+	}
+	if p.isolated() {
+		n, err := p.writeFromInSandbox(ctx, sandboxID, filePath, mode, src)
+		return n, p.goneOr(sandboxID, err)
 	}
 	n, err := p.writeFrom(ctx, sandboxID, filePath, mode, src)
 	return n, p.goneOr(sandboxID, err)

@@ -75,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("volume_admin", func(t *testing.T) { runVolumeAdmin(t, h) })
 	t.Run("selfcheck_files", func(t *testing.T) { runSelfCheckFiles(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
+	t.Run("selfcheck_exec", func(t *testing.T) { runSelfCheckExec(t, h) })
 	t.Run("detach", func(t *testing.T) { runDetach(t, h) })
 	t.Run("pool", func(t *testing.T) { runPool(t, h) })
 	t.Run("snapshot", func(t *testing.T) { runSnapshot(t, h) })

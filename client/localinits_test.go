@@ -1,0 +1,36 @@
+package client_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// endLocalInits kills the inits (keepers) of the local sandboxes under a
+// state directory a test is about to lose: under bubblewrap a sandbox
+// outlives its resident, and a test that never terminated it would leave
+// it running with its directory gone. Only a process that still has that
+// sandbox's root as its own is killed (init.json's pid may be reused).
+// (tests/localinits.go has the same for the end-to-end tests.)
+func endLocalInits(state string) {
+	dirs, _ := filepath.Glob(filepath.Join(state, "local", "sandboxes", "*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "init.json"))
+		if err != nil {
+			continue
+		}
+		var rec struct {
+			PID int `json:"pid"`
+		}
+		if json.Unmarshal(data, &rec) != nil || rec.PID <= 1 {
+			continue
+		}
+		root, errR := os.Stat(filepath.Join(dir, "root"))
+		its, errI := os.Stat("/proc/" + strconv.Itoa(rec.PID) + "/root")
+		if errR == nil && errI == nil && os.SameFile(root, its) {
+			_ = syscall.Kill(rec.PID, syscall.SIGKILL) // pid 1 of its namespace: the whole sandbox ends
+		}
+	}
+}

@@ -1,0 +1,222 @@
+//go:build linux
+
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/resident-dev/resident/internal/keeper/channel"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
+	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
+)
+
+var _ provider.Detacher = (*Provider)(nil)
+
+// Detached execs are the keeper's: it holds them, their output ring and
+// their exit status whatever happens to the channel or the resident, so
+// they need a sandbox init, which only an isolated sandbox has.
+
+// StartDetached starts req as the detached exec req.ID; ctx bounds the
+// start only.
+func (p *Provider) StartDetached(ctx context.Context, sandboxID string, req provider.ExecRequest) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	if !p.isolated() {
+		return errUnisolatedDetach
+	}
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
+	}
+	m, err := p.lookup(sandboxID)
+	if err != nil {
+		return err
+	}
+	si, conn, err := p.channelFor(ctx, sandboxID, m)
+	if err != nil {
+		return p.goneOr(sandboxID, initError(err))
+	}
+	if req.Exclusive && !conn.Protected() {
+		return protocol.Errorf(protocol.KindInvalidRequest, "exec exclusive: the sandbox's keeper runs unprotected here (the resident is not root), so it cannot stop every other process of the sandbox")
+	}
+	spec := execSpec(m, req)
+	spec.Detach, spec.ID, spec.Deadline, spec.Buffer = true, req.ID, req.Deadline, keeperproto.DefaultRing
+	if req.Stdin {
+		// The keeper does not say on attach whether an exec reads stdin;
+		// the sandbox's private directory remembers, for any resident.
+		if err := p.markStdin(sandboxID, req.ID); err != nil {
+			return err
+		}
+	}
+	e, err := conn.Exec(ctx, spec)
+	if err != nil {
+		return p.goneOr(sandboxID, p.execStartError(m, si, err))
+	}
+	_ = e.Release() // the exec goes on; an Attach reads it
+	return nil
+}
+
+// stdinMarks is where the sandbox's private directory notes the detached
+// execs that have stdin, by a digest of their id (any string the host
+// chose, not a file name).
+const stdinMarks = "detached-stdin"
+
+func (p *Provider) stdinMark(sandboxID, execID string) string {
+	sum := sha256.Sum256([]byte(execID))
+	return filepath.Join(p.sandboxDir(sandboxID), stdinMarks, hex.EncodeToString(sum[:]))
+}
+
+func (p *Provider) markStdin(sandboxID, execID string) error {
+	mark := p.stdinMark(sandboxID, execID)
+	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err != nil {
+		return p.goneOr(sandboxID, err)
+	}
+	return p.goneOr(sandboxID, os.WriteFile(mark, nil, 0o600))
+}
+
+func (p *Provider) hasStdin(sandboxID, execID string) bool {
+	_, err := os.Stat(p.stdinMark(sandboxID, execID))
+	return err == nil
+}
+
+// Attach streams a detached exec's output from offset.
+func (p *Provider) Attach(ctx context.Context, sandboxID, execID string, offset int64) (provider.Attachment, error) {
+	conn, err := p.detachChannel(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	e, info, err := conn.Attach(ctx, execID, offset)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, detachError(execID, err))
+	}
+	a := &attachment{exec: e, stdin: p.hasStdin(sandboxID, execID), next: info.Offset, info: provider.AttachInfo{Offset: info.Offset, Lost: max(info.Offset-offset, 0)}}
+	return a, nil
+}
+
+// ListExecs lists the sandbox's detached execs, running or ended.
+func (p *Provider) ListExecs(ctx context.Context, sandboxID string) ([]protocol.ExecInfo, error) {
+	conn, err := p.detachChannel(ctx, sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	execs, err := conn.ListExecs(ctx)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, detachError("", err))
+	}
+	out := make([]protocol.ExecInfo, 0, len(execs))
+	for _, x := range execs {
+		info := protocol.ExecInfo{ExecID: x.ID, Argv: x.Argv, StartedAt: x.Started.UTC().Format(time.RFC3339),
+			Running: x.Running, NextOffset: x.End, BufferedBytes: x.Buffered, DroppedBytes: x.Dropped}
+		if x.Exit != nil {
+			code := x.Exit.Code
+			info.ExitCode, info.Signal = &code, x.Exit.Signal
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// KillExec kills a detached exec's whole tree.
+func (p *Provider) KillExec(ctx context.Context, sandboxID, execID string) error {
+	conn, err := p.detachChannel(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	return p.goneOr(sandboxID, detachError(execID, conn.KillExec(ctx, execID)))
+}
+
+// detachChannel is the channel of a sandbox whose detached execs are
+// asked about. An expired sandbox has none left: its keeper ended.
+func (p *Provider) detachChannel(ctx context.Context, sandboxID string) (*channel.Conn, error) {
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	if !p.isolated() {
+		return nil, errUnisolatedDetach
+	}
+	m, err := p.lookup(sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	_, conn, err := p.channelFor(ctx, sandboxID, m)
+	if err != nil {
+		return nil, p.goneOr(sandboxID, initError(err))
+	}
+	return conn, nil
+}
+
+func detachError(execID string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, channel.ErrUnknownExec):
+		return protocol.Errorf(protocol.KindNotFound, "exec %q not found", execID)
+	case errors.Is(err, channel.ErrBroken):
+		return &protocol.Error{Kind: protocol.KindTransient, Msg: "the sandbox's channel broke", Err: err}
+	}
+	return &protocol.Error{Kind: protocol.KindTransient, Msg: "detached exec", Err: err}
+}
+
+var errUnisolatedDetach = protocol.Errorf(protocol.KindInvalidRequest,
+	"exec detach: local runs execs unisolated here (no working bwrap), so no keeper can hold a detached exec; install %s", bwrapPackage)
+
+// attachment is one reader of a detached exec over the channel.
+type attachment struct {
+	exec  *channel.Exec
+	stdin bool  // the exec was started with stdin
+	next  int64 // the offset the next chunk must have, at least
+	info  provider.AttachInfo
+
+	once   sync.Once
+	status provider.ExitStatus
+	ended  bool
+}
+
+var _ provider.Attachment = (*attachment)(nil)
+
+func (a *attachment) Next() (provider.OutputChunk, error) {
+	c, err := a.exec.Next()
+	if err == io.EOF {
+		a.once.Do(func() {
+			st, werr := a.exec.Wait()
+			if werr == nil {
+				a.status = provider.ExitStatus{Code: st.Code, Signal: st.Signal, OOMKilled: st.OOMKilled, Killed: st.Killed, TimedOut: st.TimedOut}
+				a.ended = true
+			}
+		})
+		return provider.OutputChunk{}, io.EOF
+	}
+	if err != nil {
+		return provider.OutputChunk{}, detachError(a.exec.ID(), err)
+	}
+	// Offsets only grow: a forward jump is output the ring let go, a
+	// chunk numbered below the last one's end is the client's numbering
+	// racing the replay's start (the client sets the replay's offset
+	// after the first chunks may have come) and continues where the last
+	// one ended.
+	off := max(c.Offset, a.next)
+	a.next = off + int64(len(c.Data))
+	return provider.OutputChunk{Stream: c.Stream, Offset: off, Data: c.Data}, nil
+}
+
+func (a *attachment) Exit() (provider.ExitStatus, bool) { return a.status, a.ended }
+
+func (a *attachment) Stdin() io.WriteCloser {
+	if w := a.exec.Stdin(); w != nil && a.stdin {
+		return w
+	}
+	return nil
+}
+
+func (a *attachment) Info() provider.AttachInfo { return a.info }
+
+func (a *attachment) Close() error { return a.exec.Release() }
