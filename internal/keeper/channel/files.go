@@ -24,23 +24,32 @@ func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user st
 		return err
 	}
 	// A cancel releases the stream (the keeper removes the temporary file)
-	// and wakes a writer waiting for credit.
+	// and wakes a writer waiting for credit. Every way out that did not
+	// commit waits for the keeper's answer, which comes once the temporary
+	// file is gone: the caller may look right after the call returns.
 	stop := context.AfterFunc(ctx, func() {
 		_ = c.send(keeperproto.ChanRelease, st.id, nil)
 		st.input.close()
 	})
 	defer stop()
+	abandon := func(cause error) error {
+		_ = c.send(keeperproto.ChanRelease, st.id, nil)
+		wait, cancel := context.WithTimeout(context.Background(), abandonWait)
+		defer cancel()
+		_, _ = st.answer(wait, false)
+		return cause
+	}
 	buf := make([]byte, keeperproto.MaxPayload)
 	for {
 		n, rerr := r.Read(buf)
 		if ctx.Err() != nil {
-			return ctx.Err() // released by the AfterFunc: nothing is written
+			return abandon(ctx.Err()) // released by the AfterFunc: nothing is written
 		}
 		for sent := 0; sent < n; {
 			k := st.input.take(n - sent)
 			if k == 0 {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return abandon(ctx.Err())
 				}
 				return c.writeAnswer(st, path) // the keeper refused it early
 			}
@@ -53,12 +62,11 @@ func (c *Conn) WriteFile(ctx context.Context, path string, mode *uint32, user st
 			break
 		}
 		if rerr != nil {
-			_ = c.send(keeperproto.ChanRelease, st.id, nil)
-			return rerr
+			return abandon(rerr)
 		}
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return abandon(ctx.Err())
 	}
 	if err := c.send(keeperproto.ChanStdinEOF, st.id, nil); err != nil {
 		return err
@@ -77,6 +85,10 @@ func (c *Conn) writeAnswer(st *cstream, path string) error {
 	_, err = decodeResult(f)
 	return withPath(err, "write_file", path)
 }
+
+// abandonWait bounds the wait for the keeper to clean up a write given up:
+// past it (a keeper that does not answer) the call returns anyway.
+const abandonWait = 15 * time.Second
 
 func withPath(err error, op, path string) error {
 	var fe *FileError

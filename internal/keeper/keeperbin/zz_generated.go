@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "d2129fcfdb502ce21f439d7b5a55bb4cccaf1f37a5b44f8a20e84e6c53c289b9"
+const BuiltFrom = "5720ec8127d648f40a37a31dbbf1c6bba1af8b1c07917c5bbb541bf07eaeb127"

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
@@ -51,18 +52,28 @@ func (st *fileStream) input(f keeperproto.Frame) {
 	}
 }
 
-// end cancels: an upload leaves nothing behind, a read stops.
+// end cancels: an upload leaves nothing behind, a read stops. A write
+// helper is not killed: its input ends uncommitted, so it removes its
+// temporary file and exits by itself (a killed one could not clean up); it
+// is killed only if it has not gone within writeAbandonGrace.
 func (st *fileStream) end() {
 	st.cancel.Do(func() {
-		if st.in != nil {
-			st.in.stop()
-		}
 		if st.out != nil {
 			st.out.close()
+		}
+		if st.in != nil {
+			st.in.stop()
+			pid := st.pid
+			time.AfterFunc(writeAbandonGrace, func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			return
 		}
 		_ = syscall.Kill(st.pid, syscall.SIGKILL)
 	})
 }
+
+// writeAbandonGrace bounds how long an abandoned write helper may take to
+// remove its temporary file.
+const writeAbandonGrace = 10 * time.Second
 
 // writeFile runs the write helper as the user; the stream's input is the
 // file, its EOF the commit.
