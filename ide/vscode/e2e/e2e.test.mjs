@@ -173,7 +173,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
 
   await step('the canary appears nowhere: DOM, Output channel, downloaded file, settings', async () => {
     await wb.command('Resident: Show Log');
-    await wb.waitText('.output-view, .panel', 'capabilities');
+    await wb.waitText('.panel .view-lines', 'terminated sandbox'); // the channel's last line
     await wb.screenshot('output-channel');
     const dom = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
     assert.ok(!dom.includes(CANARY), 'the canary is in the page DOM');
