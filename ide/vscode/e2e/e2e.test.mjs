@@ -190,6 +190,22 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     assert.ok(!settingsText.includes(CANARY), 'the canary is in settings.json');
   });
 
+  await step('a resident that dies is shown with Restart, and Restart brings the views back', async () => {
+    const [pid] = residentPids(editor.extensions);
+    assert.ok(pid, 'a resident runs from the installed extension');
+    process.kill(Number(pid), 'SIGKILL');
+    const restart = await page.waitForFunction(() => {
+      const toast = [...document.querySelectorAll('.notification-list-item')].find((n) => n.textContent.includes('was killed by SIGKILL'));
+      return toast && [...toast.querySelectorAll('.monaco-button')].find((b) => b.textContent.trim() === 'Restart');
+    });
+    await wb.waitText('.pane-body', 'The resident is not running');
+    await wb.screenshot('resident-died');
+    await restart.asElement().click();
+    await wb.waitRow('Sandboxes', plantedId.slice(0, 16));
+    await waitFor(() => residentPids(editor.extensions).some((p) => p !== pid), 'a new resident runs');
+    await wb.screenshot('resident-restarted');
+  });
+
   await step('the resident exits when the editor goes (stdin EOF)', async () => {
     const residents = () => residentPids(editor.extensions);
     assert.ok(residents().length > 0, 'a resident runs from the installed extension');

@@ -129,7 +129,7 @@ export class Resident implements vscode.Disposable {
   async stop(): Promise<void> {
     this.stopping = true;
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return; // already gone (a kill sets only signalCode)
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     if (this.conn && this.stateValue.kind === 'ready') {
       await Promise.race([this.conn.sendRequest('shutdown').catch(() => undefined), gone]);
@@ -157,7 +157,7 @@ export class Resident implements vscode.Disposable {
     this.notifications.failAll(new ResidentError('the resident exited', 'unavailable', 0));
     if (this.stopping || this.stateValue.kind === 'failed') return;
     const credentialsExpired = code === 3 || this.expiredMessage !== undefined;
-    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const message = credentialsExpired
       ? `the resident's credentials expired (${this.expiredMessage ?? how})`
       : `the resident ${how}`;
