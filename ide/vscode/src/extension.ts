@@ -38,9 +38,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(current.onDidChangeState((state) => {
     void vscode.commands.executeCommand('setContext', 'resident.liveUpdates', current.has(Capability.watch));
+    if (state.kind === 'ready' && current.has(Capability.watch)) {
+      // The feed lasts as long as the session; its changes refresh the view.
+      current.request('sandbox/watch').catch((err) => log.appendLine(`sandbox/watch failed: ${describe(err)}`));
+    }
     sandboxes.refresh();
     volumes.refresh();
     void announce(state);
+  }));
+  context.subscriptions.push(current.notifications.onWatchEvent((change) => {
+    if (change.event === 'created' || change.event === 'state' || change.event === 'terminated') sandboxes.refresh();
   }));
 
   const announce = async (state: ResidentState): Promise<void> => {
@@ -98,8 +105,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('resident.openFolder', (arg) => {
     const sandbox = pickSandbox(arg);
     if (!sandbox) return;
-    if (!current.has(Capability.listDir)) {
-      void vscode.window.showWarningMessage(`Resident: this resident cannot list a sandbox's files (no "${Capability.listDir}" capability); ` +
+    if (!current.has(Capability.sandboxFiles)) {
+      void vscode.window.showWarningMessage(`Resident: this resident cannot list a sandbox's files (no "${Capability.sandboxFiles}" capability); ` +
         'browsing needs a newer resident. Import works.');
       return;
     }

@@ -80,8 +80,13 @@ abstract class ResidentFileSystem implements vscode.FileSystemProvider {
       if (!(err instanceof ResidentError)) throw err;
       if (err.kind === 'not_found') throw vscode.FileSystemError.FileNotFound(uri);
       if (err.kind === 'unsupported' || err.kind === 'unavailable') throw vscode.FileSystemError.Unavailable(err.message);
-      if (/is a directory|is_directory/.test(err.message)) throw vscode.FileSystemError.FileIsADirectory(uri);
-      if (/permission/.test(err.message)) throw vscode.FileSystemError.NoPermissions(err.message);
+      switch (err.reason) {
+        case 'no_such_file': throw vscode.FileSystemError.FileNotFound(uri);
+        case 'is_directory': throw vscode.FileSystemError.FileIsADirectory(uri);
+        case 'not_directory': throw vscode.FileSystemError.FileNotADirectory(uri);
+        case 'permission_denied': throw vscode.FileSystemError.NoPermissions(err.message);
+        case 'exists': throw vscode.FileSystemError.FileExists(uri);
+      }
       throw vscode.FileSystemError.Unavailable(`${err.message} (${err.kind})`);
     }
   }
@@ -102,7 +107,7 @@ export class StoreFileSystem extends ResidentFileSystem {
 /** A running sandbox's files: resident-sandbox:/SANDBOX_ID/ABSOLUTE/PATH. */
 export class SandboxFileSystem extends ResidentFileSystem {
   protected list(uri: vscode.Uri): Promise<ListDirResult> {
-    requireCapability(this.resident, Capability.listDir, 'sandbox/list_dir');
+    requireCapability(this.resident, Capability.sandboxFiles, 'sandbox/list_dir');
     const where = locate(uri);
     return this.resident.request<ListDirResult>('sandbox/list_dir', { sandbox_id: where.root, path: where.path, limit: this.limit() });
   }

@@ -1,23 +1,21 @@
 // Routes the resident's notifications to whoever waits for them: exec output
-// by exec_id, file data by stream_id, pull progress by image. Handlers run
+// by exec_id, file data by stream_id, pull progress by image, sandbox
+// changes (sandbox/watch) to the views. Handlers run
 // synchronously in the order the connection delivers messages, so every
 // chunk of an exec or a read is handled before its answer (protocol §10.3).
 import * as vscode from 'vscode';
 import * as rpc from 'vscode-jsonrpc/node';
-import { PullProgress, fromBase64 } from './wire';
+import { PullProgress, SandboxChange, fromBase64 } from './wire';
 
 export type OutputSink = (stream: 'stdout' | 'stderr', bytes: Buffer) => void;
 export type DataSink = (bytes: Buffer) => void;
 
-// The notifications that carry a file's bytes: store/read_file's, and
-// sandbox/read_file's under either name its contract may use.
-const DATA_NOTIFICATIONS = ['store/data', 'sandbox/data'];
 
 export class Notifications {
   private readonly execs = new Map<string, OutputSink>();
   private readonly streams = new Map<string, DataSink>();
   private readonly pull = new vscode.EventEmitter<PullProgress>();
-  private readonly watchEvent = new vscode.EventEmitter<unknown>();
+  private readonly watchEvent = new vscode.EventEmitter<SandboxChange>();
   private readonly closers = new Set<(err: Error) => void>();
   readonly onPullProgress = this.pull.event;
   readonly onWatchEvent = this.watchEvent.event;
@@ -27,13 +25,12 @@ export class Notifications {
     conn.onNotification('exec/output', (p: { exec_id: string; stream: 'stdout' | 'stderr'; data: string }) => {
       this.execs.get(p.exec_id)?.(p.stream, fromBase64(p.data));
     });
-    for (const method of DATA_NOTIFICATIONS) {
-      conn.onNotification(method, (p: { stream_id: string; data: string }) => {
-        this.streams.get(p.stream_id)?.(fromBase64(p.data));
-      });
-    }
+    // store/read_file and sandbox/read_file both stream as store/data.
+    conn.onNotification('store/data', (p: { stream_id: string; data: string }) => {
+      this.streams.get(p.stream_id)?.(fromBase64(p.data));
+    });
     conn.onNotification('sandbox/pull_progress', (p: PullProgress) => this.pull.fire(p));
-    conn.onNotification('sandbox/event', (p: unknown) => this.watchEvent.fire(p));
+    conn.onNotification('sandbox/changed', (p: SandboxChange) => this.watchEvent.fire(p));
   }
 
   /** A fresh id for an exec or a stream of this session. */

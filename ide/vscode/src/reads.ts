@@ -43,7 +43,7 @@ export async function readWhole(resident: Resident, uri: vscode.Uri): Promise<Ui
 
 function readRequest(resident: Resident, scheme: string, where: Location, streamId: string): [string, object] {
   if (scheme === SANDBOX_SCHEME) {
-    requireCapability(resident, Capability.readFile, 'sandbox/read_file');
+    requireCapability(resident, Capability.sandboxFiles, 'sandbox/read_file');
     return ['sandbox/read_file', { sandbox_id: where.root, path: where.path, stream_id: streamId }];
   }
   requireCapability(resident, Capability.store, 'store/read_file');

@@ -18,7 +18,8 @@ export type ResidentState =
 
 /** An error answer of the resident, with its kind (docs/protocol.md §6). */
 export class ResidentError extends Error {
-  constructor(message: string, readonly kind: string, readonly code: number) {
+  /** kind: the closed set of §6 (or "unavailable"/"unsupported" for what never reached it); reason: data.reason, where one applies. */
+  constructor(message: string, readonly kind: string, readonly code: number, readonly reason?: string) {
     super(message);
   }
 }
@@ -110,7 +111,8 @@ export class Resident implements vscode.Disposable {
     } catch (err) {
       if (err instanceof rpc.ResponseError) {
         const kind = (err.data && typeof err.data.kind === 'string') ? err.data.kind : 'internal';
-        throw new ResidentError(err.message, kind, err.code);
+        const reason = (err.data && typeof err.data.reason === 'string') ? err.data.reason : undefined;
+        throw new ResidentError(err.message, kind, err.code, reason);
       }
       throw err;
     }

@@ -44,9 +44,9 @@ export async function uploadLocalFile(resident: Resident, sandboxId: string, pat
 async function streamUpload(resident: Resident, sandboxId: string, path: string, size: number,
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, progress?: (bytes: number) => void,
   token?: vscode.CancellationToken): Promise<void> {
-  if (!resident.has(Capability.uploadStream)) {
+  if (!resident.has(Capability.upload)) {
     throw new ResidentError(`${path}: ${size} bytes is over this resident's ${maxFileBytes(resident)} byte limit for one ` +
-      `write, and it does not announce "${Capability.uploadStream}" (streamed uploads)`, 'quota', 0);
+      `write, and it does not announce "${Capability.upload}" (streamed uploads)`, 'quota', 0);
   }
   const streamId = resident.notifications.nextId('upload');
   const done = resident.request('sandbox/write_file', { sandbox_id: sandboxId, path, stream_id: streamId }, token);

@@ -69,6 +69,15 @@ export interface Volume {
   created_at: string;
 }
 
+/** sandbox/changed (after sandbox/watch). */
+export interface SandboxChange {
+  event: 'created' | 'state' | 'terminated' | 'exec_started' | 'exec_ended';
+  sandbox_id: string;
+  state?: string;
+  exec_id?: string;
+  exit_code?: number;
+}
+
 export interface PullProgress {
   image: string;
   status: string;
@@ -100,11 +109,10 @@ export const Capability = {
   stdin: 'stdin',
   imagePull: 'image_pull',
   // Issue 14 (files and terminals) and issue 12 (detached execs).
-  readFile: 'read_file',
-  listDir: 'list_dir',
-  tty: 'tty',
-  watch: 'watch',
-  uploadStream: 'upload_stream',
+  sandboxFiles: 'sandbox_files', // sandbox/read_file and sandbox/list_dir
+  upload: 'upload', // sandbox/write_file with a stream_id, fed by upload/data
+  tty: 'tty', // sandbox/exec tty, exec/resize
+  watch: 'watch', // sandbox/watch, then sandbox/changed
   detach: 'detach',
 } as const;
 
