@@ -56,6 +56,20 @@ type Error struct {
 	Kind protocol.Kind
 	// Message is for people; it is scrubbed and its wording may change.
 	Message string
+	// Reason and Field are error.data.reason and field: what went wrong
+	// with a file, a directory, a program or a volume, from a closed set
+	// (protocol.Reason), and the param it is about. Empty otherwise.
+	Reason protocol.Reason
+	Field  string
+}
+
+// ReasonOf is the reason and field of the *Error in err's chain, or "".
+func ReasonOf(err error) (protocol.Reason, string) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason, e.Field
+	}
+	return "", ""
 }
 
 func (e *Error) Error() string {
@@ -172,5 +186,9 @@ func (w *wireError) toError(method string) *Error {
 	if w.Data != nil && w.Data.Kind != "" {
 		kind = w.Data.Kind
 	}
-	return &Error{Method: method, Code: w.Code, Kind: kind, Message: w.Message}
+	e := &Error{Method: method, Code: w.Code, Kind: kind, Message: w.Message}
+	if w.Data != nil && w.Data.Reason.Known() {
+		e.Reason, e.Field = w.Data.Reason, w.Data.Field
+	}
+	return e
 }

@@ -43,24 +43,32 @@ func (c *Client) ListDir(ctx context.Context, p protocol.ListDirParams) (*protoc
 // the scrubber changed the content, so the bytes differ from the file on
 // disk. Needs capabilities.store.
 func (c *Client) ReadFile(ctx context.Context, root, path string, w io.Writer) (*protocol.ReadFileResult, error) {
+	return c.readStream(ctx, protocol.MethodStoreReadFile, path, w, func(streamID string) any {
+		return protocol.ReadFileParams{Root: root, Path: path, StreamID: streamID}
+	})
+}
+
+// readStream runs a read whose bytes come as store/data for a stream of
+// its own, and checks them against the result.
+func (c *Client) readStream(ctx context.Context, method, path string, w io.Writer, params func(streamID string) any) (*protocol.ReadFileResult, error) {
 	streamID := c.newID("read")
 	sink := &readSink{w: w, sum: sha256.New()}
 	if err := c.conn.addRead(streamID, sink); err != nil {
-		return nil, fmt.Errorf("%s: %w", protocol.MethodStoreReadFile, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	defer c.conn.removeRead(streamID)
 	var res protocol.ReadFileResult
-	if err := c.call(ctx, protocol.MethodStoreReadFile, protocol.ReadFileParams{Root: root, Path: path, StreamID: streamID}, &res); err != nil {
+	if err := c.call(ctx, method, params(streamID), &res); err != nil {
 		return nil, err
 	}
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	if sink.err != nil {
-		return &res, fmt.Errorf("%s %s: %w", protocol.MethodStoreReadFile, path, sink.err)
+		return &res, fmt.Errorf("%s %s: %w", method, path, sink.err)
 	}
 	if got := hex.EncodeToString(sink.sum.Sum(nil)); sink.n != res.Size || got != res.SHA256 {
 		return &res, fmt.Errorf("%s %s: received %d bytes with sha256 %s, the resident sent %d with %s: %w",
-			protocol.MethodStoreReadFile, path, sink.n, got, res.Size, res.SHA256, ErrTransient)
+			method, path, sink.n, got, res.Size, res.SHA256, ErrTransient)
 	}
 	return &res, nil
 }

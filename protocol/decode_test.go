@@ -61,7 +61,7 @@ func TestErrorfPrintsCauseOnce(t *testing.T) {
 // ignored one would shape the sandbox in a way nobody enforces.
 func TestDecodeParamsRefusesUnknownSpecKeys(t *testing.T) {
 	cases := map[string]string{
-		`{"spec":{"image":"x","read_only_rot":true}}`:              `spec has no key "read_only_rot" (known: cpus, env, image, lifetime_s, memory_mb, network, pids_limit, read_only_root, require_isolation, volumes, workdir)`,
+		`{"spec":{"image":"x","read_only_rot":true}}`:              `spec has no key "read_only_rot" (known: cpus, env, image, lifetime_s, memory_mb, network, pids_limit, read_only_root, require_isolation, user, volumes, workdir)`,
 		`{"spec":{"volumes":[{"name":"v","path":"p","rw":true}]}}`: `spec.volumes entry has no key "rw" (known: name, path, read_only)`,
 	}
 	for raw, want := range cases {

@@ -63,7 +63,7 @@ func ParseEnvelope(body []byte) (Envelope, *EnvelopeError) {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return Envelope{}, &EnvelopeError{Code: CodeInvalidRequest, Msg: "invalid request: " + err.Error()}
 	}
-	if err := checkKeys(body, reflectTypeOfEnvelope); err != nil {
+	if err := checkKeysOf(body, reflectTypeOfEnvelope, true); err != nil { // json.Valid above
 		// Echo the id when it is unambiguous, so the host can match the
 		// answer to its request; a duplicated id itself gets null.
 		var echo json.RawMessage

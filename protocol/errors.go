@@ -89,6 +89,10 @@ type Error struct {
 	Code int64
 	Msg  string
 	Err  error
+	// Reason, when set, says what went wrong from a closed set (see
+	// Reason); Field names the param it is about.
+	Reason Reason
+	Field  string
 	// msgHasCause: Msg already spells out Err (Errorf with %w).
 	msgHasCause bool
 }
@@ -155,7 +159,18 @@ func CodeOf(err error) int64 {
 	return KindOf(err).Code()
 }
 
-// ErrorData is the data member of every error response.
+// ErrorData is the data member of every error response. Reason and Field
+// are present only for a failure about a file, a directory, a program or a
+// volume (see Reason).
 type ErrorData struct {
-	Kind Kind `json:"kind"`
+	Kind   Kind   `json:"kind"`
+	Reason Reason `json:"reason,omitempty"`
+	Field  string `json:"field,omitempty"`
+}
+
+// DataOf is the error.data of err: its kind and, when the chain has one,
+// its reason and field.
+func DataOf(err error) ErrorData {
+	reason, field := ReasonOf(err)
+	return ErrorData{Kind: KindOf(err), Reason: reason, Field: field}
 }

@@ -18,7 +18,15 @@ const (
 	MethodStoreListDir  = "store/list_dir"
 	MethodStoreReadFile = "store/read_file"
 	MethodShutdown      = "shutdown"
-	MethodCancelRequest = "$/cancelRequest"
+
+	MethodSandboxReadFile = "sandbox/read_file"
+	MethodSandboxListDir  = "sandbox/list_dir"
+	MethodUploadData      = "upload/data"
+	MethodExecResize      = "exec/resize"
+	MethodCreateVolume    = "store/create_volume"
+	MethodDeleteVolume    = "store/delete_volume"
+	MethodSandboxWatch    = "sandbox/watch"
+	MethodCancelRequest   = "$/cancelRequest"
 )
 
 // Notifications, resident to host.
@@ -27,6 +35,7 @@ const (
 	NotifyStoreData          = "store/data"
 	NotifyCredentialsExpired = "resident/credentials_expired"
 	NotifyPullProgress       = "sandbox/pull_progress"
+	NotifyWatchEvent         = "sandbox/changed"
 )
 
 // Stream names in exec/output.

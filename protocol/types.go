@@ -44,6 +44,18 @@ type Capabilities struct {
 	ReadOnlyVolumes  bool `json:"read_only_volumes"`
 	ImagePull        bool `json:"image_pull"`
 	CredentialExpiry bool `json:"credential_expiry"`
+	// SandboxFiles: sandbox/read_file and sandbox/list_dir.
+	SandboxFiles bool `json:"sandbox_files"`
+	// Upload: sandbox/write_file with stream_id, fed by upload/data.
+	Upload bool `json:"upload"`
+	// ExecUser: sandbox/exec's user and spec.user.
+	ExecUser bool `json:"exec_user"`
+	// TTY: sandbox/exec's tty and exec/resize.
+	TTY bool `json:"tty"`
+	// VolumeAdmin: store/create_volume and store/delete_volume.
+	VolumeAdmin bool `json:"volume_admin"`
+	// Watch: sandbox/watch (the resident's own; always true).
+	Watch bool `json:"watch"`
 }
 
 // Limits are every bound the resident enforces; there are no hidden ones.
@@ -89,6 +101,10 @@ type Spec struct {
 	// RequireIsolation refuses the create (invalid_request) unless the
 	// provider isolates sandboxes from the host (capabilities.isolation).
 	RequireIsolation bool `json:"require_isolation,omitempty"`
+	// User is who the sandbox's execs and file operations run as by
+	// default: a name in its /etc/passwd, a uid, or uid:gid
+	// (capabilities.exec_user). Empty: the image's user.
+	User string `json:"user,omitempty"`
 }
 
 // VolumeMount mounts a store volume into a sandbox at Path (relative paths
@@ -123,6 +139,25 @@ type ExecParams struct {
 	Stdin     bool              `json:"stdin,omitempty"`
 	Exclusive bool              `json:"exclusive,omitempty"`
 	ExecID    string            `json:"exec_id"`
+	// User runs the command as a name, a uid or uid:gid instead of the
+	// sandbox's user (capabilities.exec_user).
+	User string `json:"user,omitempty"`
+	// TTY runs the command on a pseudo-terminal of this size
+	// (capabilities.tty): its output comes as stdout, stdin is open.
+	TTY *WindowSize `json:"tty,omitempty"`
+}
+
+// WindowSize is a terminal's size in characters.
+type WindowSize struct {
+	Rows uint16 `json:"rows"`
+	Cols uint16 `json:"cols"`
+}
+
+// ExecResizeParams resize the terminal of an exec started with tty.
+type ExecResizeParams struct {
+	ExecID string `json:"exec_id"`
+	Rows   uint16 `json:"rows"`
+	Cols   uint16 `json:"cols"`
 }
 
 // ExecResult is how an exec ended. An exec's own timeout is a result with
@@ -163,12 +198,66 @@ type ExecOutput struct {
 
 // WriteFileParams put Data at Path in a running sandbox, as its own user;
 // Mode nil keeps an existing file's permission bits (0644 for a new file).
+// With StreamID instead of Data the file's bytes come in upload/data
+// requests for that stream, of any size (capabilities.upload).
 type WriteFileParams struct {
 	SandboxID string  `json:"sandbox_id"`
 	Path      string  `json:"path"`
-	Data      []byte  `json:"data"`
+	Data      []byte  `json:"data,omitempty"`
 	Mode      *uint32 `json:"mode,omitempty"`
+	StreamID  string  `json:"stream_id,omitempty"`
 }
+
+// UploadDataParams carry the next bytes of a streamed sandbox/write_file;
+// the request is answered once the provider has taken them (backpressure).
+// EOF ends the file after Data.
+type UploadDataParams struct {
+	StreamID string `json:"stream_id"`
+	Data     []byte `json:"data,omitempty"`
+	EOF      bool   `json:"eof,omitempty"`
+}
+
+// SandboxReadFileParams stream one regular file of a running sandbox as
+// store/data notifications tagged StreamID; a relative Path is taken in the
+// sandbox's work directory. The result is a ReadFileResult.
+type SandboxReadFileParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	StreamID  string `json:"stream_id"`
+}
+
+// SandboxListDirParams name a directory of a running sandbox; Limit 0 means
+// the default. The result is a ListDirResult.
+type SandboxListDirParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// VolumeNameParams name one store volume.
+type VolumeNameParams struct {
+	Name string `json:"name"`
+}
+
+// WatchEvent is one change seen by sandbox/watch: a sandbox's state, or an
+// exec's start or end. ExitCode is set for exec_ended.
+type WatchEvent struct {
+	Event     string `json:"event"`
+	SandboxID string `json:"sandbox_id"`
+	// State is the sandbox's state after a sandbox event.
+	State    string `json:"state,omitempty"`
+	ExecID   string `json:"exec_id,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Watch events.
+const (
+	WatchCreated    = "created"
+	WatchState      = "state"
+	WatchTerminated = "terminated"
+	WatchExecStart  = "exec_started"
+	WatchExecEnd    = "exec_ended"
+)
 
 // WriteFileResult counts the bytes written.
 type WriteFileResult struct {

@@ -109,7 +109,23 @@ type ExecRequest struct {
 	// (ExitStatus.Killed) with their output so far. A provider that cannot
 	// honour it refuses the exec with a typed error; it never ignores it.
 	Exclusive bool
+	// User runs the command as this user instead of the sandbox's (a name
+	// in the sandbox's /etc/passwd, a uid, or uid:gid); "" is the
+	// sandbox's user (spec.user, else the image's). A provider without
+	// capabilities.exec_user never sees it set (the resident refuses).
+	// An unknown name is invalid_request with field user.
+	User string
+	// TTY runs the command on a pseudo-terminal of this size: its output
+	// is Stdout (Stderr is empty), and Stdin is open whether or not Stdin
+	// was asked. The Process is then a Resizer. A provider without
+	// capabilities.tty never sees it set.
+	TTY *protocol.WindowSize
 }
+
+// Exec start failures carry a protocol.Reason and field (see
+// protocol.ReasonError): a missing program is no_such_file about argv, a
+// file that cannot be executed permission_denied about argv, a missing cwd
+// no_such_file about cwd (not_directory when it is a file).
 
 // Process is a running exec. Stdout and Stderr are read until EOF by the
 // resident, concurrently; Stdin is nil unless ExecRequest.Stdin was set.

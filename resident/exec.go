@@ -37,6 +37,7 @@ type runningExec struct {
 	mu           sync.Mutex
 	stdin        io.WriteCloser // nil: stdin not requested, or already closed
 	kill         context.CancelCauseFunc
+	resize       provider.Resizer // nil: not started with a tty
 	ended        bool
 }
 
@@ -99,11 +100,18 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	defer stopTimer()
 
 	start := time.Now()
-	proc, err := s.prov.Exec(execCtx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive})
+	proc, err := s.prov.Exec(execCtx, p.SandboxID, provider.ExecRequest{
+		Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, User: p.User, TTY: p.TTY,
+	})
 	if err != nil {
 		return nil, err
 	}
-	entry.start(proc.Stdin(), kill)
+	resize, _ := proc.(provider.Resizer)
+	if p.TTY == nil {
+		resize = nil
+	}
+	entry.start(proc.Stdin(), kill, resize)
+	s.watch.execStarted(p.SandboxID, p.ExecID)
 
 	execID := s.scrub.ScrubString(p.ExecID)
 	stdout := s.startPump(execID, protocol.StreamStdout, proc.Stdout())
@@ -120,6 +128,7 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	// Killed: by the host's exec/kill, or by the provider to make room for
 	// an exclusive exec in the same sandbox.
 	cause := context.Cause(execCtx)
+	s.watch.execEnded(p.SandboxID, p.ExecID, status.Code)
 	return &protocol.ExecResult{
 		ExitCode:      status.Code,
 		Signal:        status.Signal,
@@ -155,8 +164,23 @@ func (s *session) validateExec(p *protocol.ExecParams) error {
 	if err := checkPath("cwd", p.Cwd); err != nil {
 		return err
 	}
-	if p.Stdin && !s.prov.Info().Capabilities.Stdin {
-		return invalid("provider %s cannot stream stdin", s.prov.Info().Name)
+	info := s.prov.Info()
+	if p.Stdin && !info.Capabilities.Stdin {
+		return invalid("provider %s cannot stream stdin", info.Name)
+	}
+	if err := checkUser("user", p.User); err != nil {
+		return err
+	}
+	if p.User != "" && !info.Capabilities.ExecUser {
+		return invalid("provider %s cannot run a command as another user (capabilities.exec_user is false)", info.Name)
+	}
+	if p.TTY != nil {
+		if !info.Capabilities.TTY {
+			return invalid("provider %s cannot run a command on a terminal (capabilities.tty is false)", info.Name)
+		}
+		if p.TTY.Rows == 0 || p.TTY.Cols == 0 {
+			return invalid("tty.rows and tty.cols must be at least 1")
+		}
 	}
 	return checkEnv("env", p.Env, s.prov.Secrets().EnvPrefixes)
 }
@@ -177,9 +201,9 @@ func (s *session) releaseExecSlot() {
 	s.mu.Unlock()
 }
 
-func (e *runningExec) start(stdin io.WriteCloser, kill context.CancelCauseFunc) {
+func (e *runningExec) start(stdin io.WriteCloser, kill context.CancelCauseFunc, resize provider.Resizer) {
 	e.mu.Lock()
-	e.stdin, e.kill = stdin, kill
+	e.stdin, e.kill, e.resize = stdin, kill, resize
 	e.mu.Unlock()
 	close(e.started)
 }

@@ -41,6 +41,9 @@ type call struct {
 	// target is the exec an exec/stdin or exec/kill named, found when it
 	// was read (nil: none running).
 	exec, target *runningExec
+	// upload is the streamed write_file a sandbox/write_file registered,
+	// or the one an upload/data named (nil: none).
+	upload *upload
 	// afterReply runs once the response is written (shutdown uses it).
 	afterReply func()
 }
@@ -48,6 +51,27 @@ type call struct {
 type route struct {
 	SandboxID string `json:"sandbox_id"`
 	ExecID    string `json:"exec_id"`
+	StreamID  string `json:"stream_id"`
+}
+
+// routeOf reads the ids a request is routed by from its decoded params, or
+// from the raw ones when they did not decode (the handler then fails, but
+// the request still takes its place in its queue). Decoding the raw params
+// a second time would be one more pass over every byte of a data frame.
+func routeOf(params any, raw []byte) route {
+	switch p := params.(type) {
+	case *protocol.UploadDataParams:
+		return route{StreamID: p.StreamID}
+	case *protocol.ExecStdinParams:
+		return route{ExecID: p.ExecID}
+	case *protocol.WriteFileParams:
+		return route{SandboxID: p.SandboxID, StreamID: p.StreamID}
+	case *protocol.ExecParams:
+		return route{SandboxID: p.SandboxID, ExecID: p.ExecID}
+	}
+	var r route
+	_ = json.Unmarshal(raw, &r) // a malformed one fails in its handler
+	return r
 }
 
 // Handle is called on the connection's read loop, in arrival order. It does
@@ -64,10 +88,10 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	c := &call{id: req.ID, key: req.ID.String(), method: req.Method, done: make(chan struct{}), hold: in.hold}
 	m, known := methods[req.Method]
 	if known {
-		if m.routed {
-			_ = json.Unmarshal(in.params, &c.route) // a malformed one fails in its handler
-		}
 		c.params, c.decodeErr = m.decode(in.params)
+		if m.routed {
+			c.route = routeOf(c.params, in.params)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
 	s.mu.Lock()
@@ -82,8 +106,12 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	switch req.Method {
 	case protocol.MethodSandboxExec:
 		s.preRegisterExec(c)
-	case protocol.MethodExecStdin, protocol.MethodExecKill:
+	case protocol.MethodExecStdin, protocol.MethodExecKill, protocol.MethodExecResize:
 		c.target = s.execs[c.route.ExecID]
+	case protocol.MethodSandboxWrite:
+		s.preRegisterUpload(c)
+	case protocol.MethodUploadData:
+		c.upload = s.uploads[c.route.StreamID]
 	}
 	s.keepOrRefuse(c, m, known)
 	// A request refused or not decoded applies nothing, so it answers at
@@ -107,6 +135,7 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		if c.method == protocol.MethodSandboxExec {
 			s.releaseExecID(c)
 		}
+		s.releaseUpload(c)
 		s.mu.Lock()
 		delete(s.inflight, c.key)
 		close(c.done)
@@ -250,9 +279,8 @@ func (s *session) reply(conn *jsonrpc2.Conn, c *call, result any, err error) {
 // wireErrorOf is the one place an error becomes a JSON-RPC error: the kind
 // found anywhere in the chain is kept; anything unclassified is transient.
 func wireErrorOf(err error) *jsonrpc2.Error {
-	kind := protocol.KindOf(err)
 	e := &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error()}
-	e.SetError(protocol.ErrorData{Kind: kind})
+	e.SetError(protocol.DataOf(err))
 	return e
 }
 

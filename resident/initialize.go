@@ -71,6 +71,10 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 	caps.Store = s.store != nil
 	caps.WriteFile = s.writer != nil
 	caps.CredentialExpiry = true
+	caps.SandboxFiles = s.files != nil
+	caps.Upload = s.streamer != nil
+	caps.VolumeAdmin = s.volumes != nil
+	caps.Watch = true
 	s.log.Info("initialized", zap.String("install_id", p.InstallID), zap.String("owner_tag", s.owner.Key),
 		zap.Int("credentials", len(p.Credentials)), zap.Bool("expires", p.CredentialsExpireAt != nil))
 	return &protocol.InitializeResult{

@@ -30,7 +30,8 @@ func handle[P any, R any](fn func(ctx context.Context, s *session, c *call, p *P
 	return method{
 		decode: func(raw []byte) (any, error) {
 			p := new(P)
-			if err := protocol.DecodeParams(raw, p); err != nil {
+			// raw is the params of a body ParseEnvelope validated.
+			if err := protocol.DecodeValidParams(raw, p); err != nil {
 				return nil, err
 			}
 			return p, nil
@@ -83,18 +84,25 @@ var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		protocol.MethodInitialize:    handle(initialize),
-		protocol.MethodShutdown:      handle(shutdownRequest),
-		protocol.MethodSandboxCreate: handle(createSandbox),
-		protocol.MethodSandboxExec:   handle(execute).routedBy(nil).keeping(keptByExec),
-		protocol.MethodExecStdin:     handle(execStdin).routedBy(byExec).keeping(keptByStdin),
-		protocol.MethodExecKill:      handle(execKill).routedBy(nil),
-		protocol.MethodSandboxWrite:  handle(writeFile).routedBy(bySandbox).keeping(keptByWriteFile),
-		protocol.MethodSandboxList:   handle(listOwned),
-		protocol.MethodSandboxOwner:  handle(readOwner).routedBy(nil),
-		protocol.MethodSandboxTerm:   handle(terminate).routedBy(bySandbox),
-		protocol.MethodStoreVolumes:  handle(listVolumes),
-		protocol.MethodStoreListDir:  handle(listDir),
-		protocol.MethodStoreReadFile: handle(readFile),
+		protocol.MethodInitialize:      handle(initialize),
+		protocol.MethodShutdown:        handle(shutdownRequest),
+		protocol.MethodSandboxCreate:   handle(createSandbox),
+		protocol.MethodSandboxExec:     handle(execute).routedBy(nil).keeping(keptByExec),
+		protocol.MethodExecStdin:       handle(execStdin).routedBy(byExec).keeping(keptByStdin),
+		protocol.MethodExecKill:        handle(execKill).routedBy(nil),
+		protocol.MethodSandboxWrite:    handle(writeFile).routedBy(byWrite).keeping(keptByWriteFile),
+		protocol.MethodUploadData:      handle(uploadData).routedBy(byUpload).keeping(keptByUpload),
+		protocol.MethodSandboxReadFile: handle(sandboxReadFile),
+		protocol.MethodSandboxListDir:  handle(sandboxListDir),
+		protocol.MethodExecResize:      handle(execResize).routedBy(byExec),
+		protocol.MethodCreateVolume:    handle(createVolume),
+		protocol.MethodDeleteVolume:    handle(deleteVolume),
+		protocol.MethodSandboxWatch:    handle(watchSandboxes),
+		protocol.MethodSandboxList:     handle(listOwned),
+		protocol.MethodSandboxOwner:    handle(readOwner).routedBy(nil),
+		protocol.MethodSandboxTerm:     handle(terminate).routedBy(bySandbox),
+		protocol.MethodStoreVolumes:    handle(listVolumes),
+		protocol.MethodStoreListDir:    handle(listDir),
+		protocol.MethodStoreReadFile:   handle(readFile),
 	}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	Notifier *Notifier
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// WatchInterval is how often a session under sandbox/watch lists its
+	// owned sandboxes; 0 means DefaultWatchInterval.
+	WatchInterval time.Duration
 }
 
 // DefaultLimits are the bounds announced in initialize unless overridden.
@@ -67,6 +70,9 @@ func (o *Options) fill() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.WatchInterval <= 0 {
+		o.WatchInterval = DefaultWatchInterval
 	}
 	if o.Version == "" {
 		o.Version = "dev"

@@ -2,6 +2,7 @@ package resident
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"sort"
 
@@ -21,6 +22,9 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 	if info := s.prov.Info(); p.Spec.RequireIsolation && !info.Capabilities.Isolation {
 		return nil, invalid("spec.require_isolation: provider %s does not isolate sandboxes here (capabilities.isolation is false)", info.Name)
 	}
+	if info := s.prov.Info(); p.Spec.User != "" && !info.Capabilities.ExecUser {
+		return nil, invalid("spec.user: provider %s cannot run a sandbox as another user (capabilities.exec_user is false)", info.Name)
+	}
 	id, err := s.prov.Create(ctx, p.Spec, s.owner, p.Tags)
 	if err != nil {
 		return nil, err
@@ -32,6 +36,7 @@ func createSandbox(ctx context.Context, s *session, _ *call, p *protocol.CreateP
 		return nil, ctx.Err()
 	}
 	s.log.Info("sandbox created", zap.String("sandbox_id", id), zap.String("image", p.Spec.Image))
+	s.watch.sandbox(protocol.WatchCreated, id, protocol.StateRunning)
 	return &protocol.CreateResult{SandboxID: id}, nil
 }
 
@@ -99,11 +104,12 @@ func terminate(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDPa
 		return nil, err
 	}
 	s.log.Info("sandbox terminated", zap.String("sandbox_id", p.SandboxID), zap.Bool("existed", existed))
+	s.watch.sandbox(protocol.WatchTerminated, p.SandboxID, "")
 	return &protocol.TerminateResult{Existed: existed}, nil
 }
 
-func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFileParams) (*protocol.WriteFileResult, error) {
-	if s.writer == nil {
+func writeFile(ctx context.Context, s *session, c *call, p *protocol.WriteFileParams) (*protocol.WriteFileResult, error) {
+	if p.StreamID == "" && s.writer == nil {
 		return nil, invalid("provider %s cannot write files into sandboxes", s.prov.Info().Name)
 	}
 	if err := checkID("sandbox_id", p.SandboxID); err != nil {
@@ -115,11 +121,15 @@ func writeFile(ctx context.Context, s *session, _ *call, p *protocol.WriteFilePa
 	if p.Path == "" || path.Clean("/"+p.Path) == "/" {
 		return nil, invalid("path must name a file inside the sandbox")
 	}
-	if int64(len(p.Data)) > s.opts.Limits.MaxFileBytes {
-		return nil, protocol.Errorf(protocol.KindQuota, "data is %d bytes, over the %d byte limit for write_file", len(p.Data), s.opts.Limits.MaxFileBytes)
-	}
 	if p.Mode != nil && *p.Mode > 0o7777 {
 		return nil, invalid("mode %o is not a permission mode", *p.Mode)
+	}
+	if p.StreamID != "" {
+		return s.writeStreamed(ctx, c, p)
+	}
+	if int64(len(p.Data)) > s.opts.Limits.MaxFileBytes {
+		return nil, &protocol.Error{Kind: protocol.KindQuota, Reason: protocol.ReasonTooLarge, Field: "data",
+			Msg: fmt.Sprintf("data is %d bytes, over the %d byte limit for write_file (stream larger files with stream_id and upload/data)", len(p.Data), s.opts.Limits.MaxFileBytes)}
 	}
 	if err := s.checkOwned(ctx, p.SandboxID); err != nil {
 		return nil, err

@@ -27,6 +27,12 @@ type session struct {
 	prov   provider.Provider
 	store  provider.Store      // nil when the provider has none
 	writer provider.FileWriter // nil when the provider has none
+	// The optional abilities of issue 14, nil when the provider lacks one.
+	files    provider.SandboxFiles
+	streamer provider.StreamWriter
+	volumes  provider.VolumeAdmin
+	// watch sends sandbox/changed once the host asked (see watcher).
+	watch  *watcher
 	log    *zap.Logger
 	scrub  *hardening.Scrubber
 	stream *frameStream
@@ -46,6 +52,7 @@ type session struct {
 	inflight map[string]context.CancelCauseFunc // request id -> cancel
 	queues   map[string]chan struct{}           // ordering key -> last ticket
 	execs    map[string]*runningExec            // exec id -> exec, until it answers
+	uploads  map[string]*upload                 // stream id -> streamed write_file, until it answers
 	running  int                                // execs holding a concurrency slot
 
 	isExpired    atomic.Bool
@@ -65,6 +72,7 @@ func newSession(opts Options) *session {
 		inflight:   map[string]context.CancelCauseFunc{},
 		queues:     map[string]chan struct{}{},
 		execs:      map[string]*runningExec{},
+		uploads:    map[string]*upload{},
 		expiredCh:  make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 	}
@@ -79,7 +87,17 @@ func newSession(opts Options) *session {
 	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
 		s.writer = w
 	}
+	if f, ok := opts.Provider.(provider.SandboxFiles); ok && caps.SandboxFiles {
+		s.files = f
+	}
+	if w, ok := opts.Provider.(provider.StreamWriter); ok && caps.Upload {
+		s.streamer = w
+	}
+	if v, ok := opts.Provider.(provider.VolumeAdmin); ok && caps.VolumeAdmin && s.store != nil {
+		s.volumes = v
+	}
 	s.base, s.cancelAll = context.WithCancelCause(context.Background())
+	s.watch = newWatcher(s)
 	return s
 }
 

@@ -58,6 +58,30 @@ func execKill(ctx context.Context, _ *session, c *call, p *protocol.ExecKillPara
 	return protocol.Empty{}, nil
 }
 
+// execResize resizes the terminal of an exec started with tty.
+func execResize(ctx context.Context, _ *session, c *call, p *protocol.ExecResizeParams) (protocol.Empty, error) {
+	e, err := startedExec(ctx, c, p.ExecID)
+	if err != nil {
+		return protocol.Empty{}, err
+	}
+	if p.Rows == 0 || p.Cols == 0 {
+		return protocol.Empty{}, invalid("rows and cols must be at least 1")
+	}
+	e.mu.Lock()
+	ended, resize := e.ended, e.resize
+	e.mu.Unlock()
+	switch {
+	case ended:
+		return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q has ended", p.ExecID)
+	case resize == nil:
+		return protocol.Empty{}, invalid("exec %q was started without a tty", p.ExecID)
+	}
+	if err := resize.Resize(protocol.WindowSize{Rows: p.Rows, Cols: p.Cols}); err != nil {
+		return protocol.Empty{}, protocol.Errorf(protocol.KindConflict, "exec %q: resizing its terminal: %w", p.ExecID, err)
+	}
+	return protocol.Empty{}, nil
+}
+
 // startedExec waits for the start of the exec c named when it was read.
 func startedExec(ctx context.Context, c *call, id string) (*runningExec, error) {
 	if err := checkID("exec_id", id); err != nil {

@@ -41,14 +41,10 @@ func listDir(ctx context.Context, s *session, _ *call, p *protocol.ListDirParams
 	if err := checkStorePath(p.Root, p.Path); err != nil {
 		return nil, err
 	}
-	limit := p.Limit
-	switch {
-	case limit < 0:
-		return nil, invalid("limit must not be negative")
-	case limit == 0:
-		limit = s.opts.Limits.DefaultListDirEntries
+	limit, err := s.listLimit(p.Limit)
+	if err != nil {
+		return nil, err
 	}
-	limit = min(limit, s.opts.Limits.MaxListDirEntries)
 	entries, truncated, err := store.ListDir(ctx, s.owner, p.Root, p.Path, limit)
 	if err != nil {
 		return nil, err
@@ -78,6 +74,15 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 	if err != nil {
 		return nil, err
 	}
+	return s.streamFile(ctx, p.StreamID, file, func(err error) error {
+		return protocol.Errorf(protocol.KindTransient, "reading %s from volume %s: %w", p.Path, p.Root, err)
+	})
+}
+
+// streamFile sends file as store/data notifications for streamID, scrubbed
+// like exec output, and closes it. readFailed words a read error that is not
+// the request's end.
+func (s *session) streamFile(ctx context.Context, streamID string, file io.ReadCloser, readFailed func(error) error) (*protocol.ReadFileResult, error) {
 	defer file.Close()
 	// The request's end closes the stream under a Read blocked on a hung
 	// backend, whether or not the provider watches ctx itself.
@@ -85,7 +90,7 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 
 	hash := sha256.New()
 	var sent int64
-	send := &outputSender{s: s, prefix: dataPrefix(s.scrub.ScrubString(p.StreamID))}
+	send := &outputSender{s: s, prefix: dataPrefix(s.scrub.ScrubString(streamID))}
 	scrubbed := s.scrub.Stream(func(chunk []byte) error {
 		hash.Write(chunk)
 		sent += int64(len(chunk))
@@ -116,7 +121,7 @@ func readFile(ctx context.Context, s *session, _ *call, p *protocol.ReadFilePara
 			if err := ctx.Err(); err != nil {
 				return nil, err // the provider's stream was closed by the request's end
 			}
-			return nil, protocol.Errorf(protocol.KindTransient, "reading %s from volume %s: %w", p.Path, p.Root, rerr)
+			return nil, readFailed(rerr)
 		}
 	}
 	if err := scrubbed.Flush(); err != nil {

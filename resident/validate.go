@@ -193,6 +193,9 @@ func checkSpec(spec *protocol.Spec, secretPrefixes []string) error {
 	if err := checkPath("spec.workdir", spec.Workdir); err != nil {
 		return err
 	}
+	if err := checkUser("spec.user", spec.User); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, v := range spec.Volumes {
 		if !validInstallID(v.Name) || v.Name == "." || v.Name == ".." {
@@ -208,6 +211,26 @@ func checkSpec(spec *protocol.Spec, secretPrefixes []string) error {
 			return invalid("spec.volumes[%d].path %q is mounted twice", i, v.Path)
 		}
 		seen[v.Path] = true
+	}
+	return nil
+}
+
+// checkVolumeName: the names store volumes may have.
+func checkVolumeName(name string) error {
+	if !validInstallID(name) || name == "." || name == ".." {
+		return invalid("name must be 1-64 characters of A-Za-z0-9._-, not . or ..")
+	}
+	return nil
+}
+
+// checkUser: a name, a uid or uid:gid, printable and short; whether it
+// exists is the sandbox's /etc/passwd's to say.
+func checkUser(field, user string) error {
+	if user == "" {
+		return nil
+	}
+	if len(user) > 64 || !printable(user) || strings.ContainsAny(user, " /") || strings.Count(user, ":") > 1 {
+		return invalid("%s must be a user name, a uid or uid:gid (at most 64 printable characters)", field)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func TestCanaryNeverLeavesTheBinary(t *testing.T) {
 	leakyURL := (&url.URL{Scheme: "https", User: url.UserPassword("bot", richSecret), Host: "registry.example",
 		Path: "/v2/x", RawQuery: "token=" + url.QueryEscape(richSecret)}).String()
 	sites["provider error quoting a URL"] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "url",
-		"argv": []string{"/nonexistent/" + leakyURL}}, protocol.KindInvalidRequest)
+		"argv": []string{"/nonexistent/" + leakyURL}}, protocol.KindNotFound)
 	sites["cwd error"] = h.CallErr(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "cwd",
 		"argv": []string{"true"}, "cwd": "/missing/" + richSecret}, protocol.KindNotFound)
 	// An exec id is taken while its exec runs: the conflict error echoes it.

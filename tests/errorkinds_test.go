@@ -93,7 +93,7 @@ func TestProviderErrorPathsAnswerTheirKind(t *testing.T) {
 			{"exec in a sandbox that never existed", protocol.MethodSandboxExec, map[string]any{"sandbox_id": missing, "exec_id": "e1", "argv": []string{"true"}}, []protocol.Kind{protocol.KindNotFound}},
 			{"exec in a terminated sandbox", protocol.MethodSandboxExec, map[string]any{"sandbox_id": gone, "exec_id": "e2", "argv": []string{"true"}}, []protocol.Kind{protocol.KindNotFound}},
 			{"exec with a missing cwd", protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "e3", "argv": []string{"true"}, "cwd": "/no/such/dir"}, []protocol.Kind{protocol.KindNotFound}},
-			{"exec of a missing program", protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "e4", "argv": []string{"no-such-program"}}, []protocol.Kind{protocol.KindInvalidRequest}},
+			{"exec of a missing program (reason no_such_file)", protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "e4", "argv": []string{"no-such-program"}}, []protocol.Kind{protocol.KindNotFound}},
 			{"write_file into a terminated sandbox", protocol.MethodSandboxWrite, map[string]any{"sandbox_id": gone, "path": "a.txt", "data": data}, []protocol.Kind{protocol.KindNotFound}},
 			{"read_owner of a terminated sandbox", protocol.MethodSandboxOwner, map[string]any{"sandbox_id": gone}, []protocol.Kind{""}},
 			{"terminate of a terminated sandbox", protocol.MethodSandboxTerm, map[string]any{"sandbox_id": gone}, []protocol.Kind{""}},

@@ -76,7 +76,7 @@ func run() int {
 	quick := flag.Bool("quick", false, "few repetitions and small payloads (CI); asserts nothing about timing")
 	residentBin := flag.String("resident", "", "resident binary to measure (default: build ./cmd/resident, without -race)")
 	busybox := flag.String("busybox", dockertest.DefaultBusybox, "static busybox to make the sandbox image from")
-	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, local-exec, external-exec); with --profile, workloads (ops, exec, read, stream, heap); default all")
+	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, sandbox-read, upload, local-exec, external-exec); with --profile, workloads (ops, exec, read, stream, heap); default all")
 	profileDir := flag.String("profile", "", "instead of the table, serve the session in-process and write pprof profiles of the hot workloads to this directory")
 	flag.Parse()
 
@@ -214,6 +214,8 @@ func (b *bench) measureAll(only string) ([]row, bool) {
 		{"concurrent", b.concurrent},
 		{"streaming-rss", b.streamingRSS},
 		{"read_file", b.readFile},
+		{"sandbox-read", b.sandboxRead},
+		{"upload", b.upload},
 		{"local-exec", b.localExec},
 		{"external-exec", b.externalExec},
 	}

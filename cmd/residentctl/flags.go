@@ -41,6 +41,7 @@ func orDefault(v, def string) string {
 func (g *globals) flags(name string, stdio stdio) *flag.FlagSet {
 	fs := flag.NewFlagSet("residentctl "+name, flag.ContinueOnError)
 	fs.SetOutput(stdio.err)
+	fs.Usage = func() {} // usageExit prints the flags, where they belong
 	g.register(fs)
 	return fs
 }

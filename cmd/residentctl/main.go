@@ -2,14 +2,14 @@
 // spawns a resident, runs one command through the client library, and
 // exits. See `residentctl help` and the package doc of client.
 //
-//	residentctl run [--image IMG] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
+//	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
 //	residentctl ls [--json]
-//	residentctl exec ID [-i] [--env K=V] [--timeout D] -- CMD ARGS...
-//	residentctl rm ID...
-//	residentctl cp LOCAL ID:PATH
-//	residentctl volumes [--json]
+//	residentctl exec ID [-i] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
+//	residentctl rm ID... | --all [-y]
+//	residentctl cp LOCAL ID:PATH | ID:PATH LOCAL
+//	residentctl volume ls|create|rm [NAME...]
 //	residentctl ls-volume VOL [PATH] [--json]
-//	residentctl cat VOL PATH
+//	residentctl cat VOL:PATH
 //	residentctl providers
 //
 // The resident binary is --resident, else "resident" in the directory of
@@ -17,8 +17,10 @@
 // local unless --provider says otherwise; the install id defaults to
 // "residentctl-<user>", so ls shows what earlier runs by the same user kept.
 //
-// Exit codes: run and exec exit with the command's own exit code, or 125
-// when residentctl or the resident failed, 130 when interrupted, and 141
+// Exit codes: run and exec exit with the command's own exit code, 127 for a
+// program that does not exist and 126 for one that cannot be executed (as a
+// shell does), or 125 when residentctl or the resident failed, 130 when
+// interrupted, and 141
 // when the reader of their output went away. The other commands exit 0, or
 // 1 on failure; rm of a sandbox that is already gone is not a failure (it
 // exits 0 and says nothing existed), as terminate is idempotent. A usage error is 2. Every failure prints its error kind and
@@ -40,11 +42,13 @@ import (
 // the command's exit code, so their failures use 125, as docker run does,
 // to stay apart from any code the command could return.
 const (
-	exitFailure     = 1
-	exitUsage       = 2
-	exitRunFailure  = 125
-	exitInterrupted = 130
-	exitBrokenPipe  = 141 // 128 + SIGPIPE, as a shell reports it
+	exitFailure       = 1
+	exitUsage         = 2
+	exitRunFailure    = 125
+	exitNotExecutable = 126 // as a shell: the program is there and cannot run
+	exitNotFound      = 127 // as a shell: no such program
+	exitInterrupted   = 130
+	exitBrokenPipe    = 141 // 128 + SIGPIPE, as a shell reports it
 )
 
 // stdio is what a command reads and writes; main passes the process's own.
@@ -59,14 +63,15 @@ type command struct {
 }
 
 var commands = []command{
-	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH]... [--timeout D] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
-	{"exec", "ID [--env K=V]... [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox", cmdExec},
+	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
+	{"exec", "ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix)", cmdExec},
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
-	{"rm", "ID...", "terminate sandboxes", cmdRm},
-	{"cp", "LOCAL ID:PATH", "copy a local file (- for stdin) into a sandbox", cmdCp},
-	{"volumes", "[--json]", "list persistent volumes", cmdVolumes},
+	{"rm", "ID... | --all [-y]", "terminate sandboxes (IDs may be unique prefixes; --all: every owned one, asking on a terminal)", cmdRm},
+	{"cp", "LOCAL ID:PATH | ID:PATH LOCAL", "copy a file or directory into or out of a sandbox (- for stdin or stdout), with progress on a terminal", cmdCp},
+	{"volume", "ls [--json] | create NAME... | rm NAME...", "list, create or delete persistent volumes", cmdVolume},
+	{"volumes", "[--json]", "list persistent volumes (volume ls)", cmdVolumes},
 	{"ls-volume", "VOL [PATH] [--json]", "list a directory of a volume", cmdLsVolume},
-	{"cat", "VOL PATH", "print a file of a volume", cmdCat},
+	{"cat", "VOL:PATH", "print a file of a volume", cmdCat},
 	{"providers", "", "list the providers the resident binary can load (for --provider)", cmdProviders},
 }
 
@@ -85,9 +90,14 @@ func run(ctx context.Context, args []string, io stdio) int {
 	top := flag.NewFlagSet("residentctl", flag.ContinueOnError)
 	top.SetOutput(io.err)
 	g.register(top)
-	top.Usage = func() { usage(io.err) }
+	top.Usage = func() {} // help goes to stdout, a usage error's to stderr: below
 	if err := top.Parse(args); err != nil {
-		return usageExit(err)
+		if errors.Is(err, flag.ErrHelp) {
+			usage(io.out)
+			return 0
+		}
+		usage(io.err)
+		return exitUsage
 	}
 	if top.NArg() == 0 {
 		usage(io.err)
@@ -109,10 +119,17 @@ func run(ctx context.Context, args []string, io stdio) int {
 	return exitUsage
 }
 
-func usageExit(err error) int {
+// usageExit ends a command whose flags did not parse: -h and --help print
+// its flags on stdout (help asked for is output), a bad flag on stderr
+// after the flag package's own word on it.
+func usageExit(fs *flag.FlagSet, stdio stdio, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdio.out, "usage of %s:\n", fs.Name())
+		fs.SetOutput(stdio.out)
+		fs.PrintDefaults()
 		return 0
 	}
+	fs.PrintDefaults()
 	return exitUsage
 }
 

@@ -191,8 +191,8 @@ func TestErrorsPrintKindAndHint(t *testing.T) {
 		t.Fatalf("stderr: %s", r.stderr)
 	}
 	r = ctl(t, state, nil, "run", "--", "no-such-command-xyz")
-	r.want(t, 125, "")
-	if !strings.Contains(string(r.stderr), "invalid_request; hint:") {
+	r.want(t, 127, "") // as a shell: no such program
+	if !strings.Contains(string(r.stderr), "not_found; hint:") {
 		t.Fatalf("missing command: %s", r.stderr)
 	}
 	r = ctl(t, state, nil, "--resident", "/nonexistent/resident", "ls")
@@ -204,10 +204,12 @@ func TestErrorsPrintKindAndHint(t *testing.T) {
 	if err := os.WriteFile(big, nil, 0o644); err != nil || os.Truncate(big, 9<<20) != nil {
 		t.Fatal("making a 9 MiB file")
 	}
+	// Over max_file_bytes is streamed (capabilities.upload): the missing
+	// sandbox is what fails.
 	r = ctl(t, state, nil, "cp", big, "lcl-0000000000000000:/big")
 	r.want(t, 1, "")
-	if !strings.Contains(string(r.stderr), "residentctl: quota; hint:") {
-		t.Fatalf("cp over max_file_bytes: %s", r.stderr)
+	if !strings.Contains(string(r.stderr), "residentctl: not_found; hint:") {
+		t.Fatalf("cp to a missing sandbox: %s", r.stderr)
 	}
 	ctl(t, state, nil, "frobnicate").want(t, 2, "")
 	ctl(t, state, nil, "run").want(t, 2, "")

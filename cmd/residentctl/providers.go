@@ -16,7 +16,7 @@ import (
 func cmdProviders(ctx context.Context, g *globals, io stdio, args []string) int {
 	fs := g.flags("providers", io)
 	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+		return usageExit(fs, io, err)
 	}
 	names, err := residentProviders(ctx, g)
 	if err != nil {

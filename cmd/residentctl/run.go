@@ -18,40 +18,41 @@ type execFlags struct {
 	env     multiFlag
 	timeout time.Duration
 	stdin   bool
+	user    string
+	cwd     string
 }
 
 func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.env, "env", "set an environment variable `NAME=VALUE` (repeatable)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: the resident's, 1h)")
 	fs.BoolVar(&f.stdin, "i", false, "forward residentctl's stdin to the command (otherwise its stdin is closed)")
+	fs.StringVar(&f.cwd, "w", "", "working directory of the command (default: the sandbox's work directory)")
+	if fs.Lookup("user") == nil {
+		fs.StringVar(&f.user, "user", "", "run the command as NAME, UID or UID:GID (needs capabilities.exec_user)")
+	}
 }
 
 func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	fs := g.flags("run", stdio)
+	var sf specFlags
+	sf.register(fs) // first: its --user is the sandbox's, which execFlags then leaves alone
 	var ef execFlags
 	ef.register(fs)
-	image := fs.String("image", "", "image for the sandbox (docker; recorded, not used, by local)")
 	keep := fs.Bool("keep", false, "keep the sandbox afterwards and print its id on stderr (default: terminate it)")
-	var volumes multiFlag
-	fs.Var(&volumes, "v", "mount a persistent volume `VOL:PATH` (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stdio.err, "residentctl run: no command given; usage: residentctl run [flags] -- CMD ARGS...")
 		return exitUsage
 	}
-	spec := protocol.Spec{Image: *image}
-	var err error
-	if spec.Env, err = envMap(ef.env); err != nil {
+	env, err := envMap(ef.env)
+	if err != nil {
 		return usageError(stdio, "run", err)
 	}
-	for _, v := range volumes {
-		name, path, ok := strings.Cut(v, ":")
-		if !ok || name == "" || path == "" {
-			return usageError(stdio, "run", fmt.Errorf("-v %q: want VOL:PATH", v))
-		}
-		spec.Volumes = append(spec.Volumes, protocol.VolumeMount{Name: name, Path: path})
+	spec, tags, err := sf.spec(env)
+	if err != nil {
+		return usageError(stdio, "run", err)
 	}
 	timeout, err := timeoutSeconds(ef.timeout)
 	if err != nil {
@@ -63,12 +64,12 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "run", err, exitRunFailure)
 	}
 	defer s.close()
-	id, err := s.Create(ctx, protocol.CreateParams{Spec: spec, Tags: map[string]string{"residentctl": "run"}})
+	id, err := s.Create(ctx, protocol.CreateParams{Spec: spec, Tags: tags})
 	s.progress.done()
 	if err != nil {
 		return report(stdio, g, "run: creating the sandbox", err, exitRunFailure)
 	}
-	code := execute(ctx, s, g, stdio, "run", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), TimeoutS: timeout}, ef.stdin)
+	code := execute(ctx, s, g, stdio, "run", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}, ef.stdin)
 	if *keep {
 		fmt.Fprintf(stdio.err, "residentctl: kept sandbox %s\n", id)
 		return code
@@ -92,7 +93,7 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	}
 	id := args[0]
 	if err := fs.Parse(args[1:]); err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stdio.err, "residentctl exec: no command given; usage: residentctl exec ID [flags] -- CMD ARGS...")
@@ -111,7 +112,10 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		return report(stdio, g, "exec", err, exitRunFailure)
 	}
 	defer s.close()
-	return execute(ctx, s, g, stdio, "exec", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout}, ef.stdin)
+	if id, err = s.resolveID(ctx, id); err != nil {
+		return report(stdio, g, "exec", err, exitRunFailure)
+	}
+	return execute(ctx, s, g, stdio, "exec", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}, ef.stdin)
 }
 
 // execute runs the command with its output going straight to stdout and
@@ -126,7 +130,7 @@ func execute(ctx context.Context, s *session, g *globals, stdio stdio, what stri
 		return exitBrokenPipe // the reader of our output left (| head): the command was killed, quietly
 	}
 	if err != nil {
-		return report(stdio, g, what, err, exitRunFailure)
+		return report(stdio, g, what, err, startFailureCode(err))
 	}
 	if res.TimedOut {
 		limit := time.Duration(p.TimeoutS * float64(time.Second))
@@ -144,4 +148,19 @@ func execute(ctx context.Context, s *session, g *globals, stdio stdio, what stri
 func usageError(stdio stdio, cmd string, err error) int {
 	fmt.Fprintf(stdio.err, "residentctl %s: %v\n", cmd, err)
 	return exitUsage
+}
+
+// startFailureCode is what a shell would exit with for a command that could
+// not start: 127 for a missing program, 126 for one it cannot execute;
+// 125 (residentctl's own failure) for anything else.
+func startFailureCode(err error) int {
+	switch reason, field := client.ReasonOf(err); {
+	case field != protocol.FieldArgv:
+		return exitRunFailure
+	case reason == protocol.ReasonNoSuchFile:
+		return exitNotFound
+	case reason == protocol.ReasonPermissionDenied:
+		return exitNotExecutable
+	}
+	return exitRunFailure
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/resident-dev/resident/protocol"
@@ -13,7 +14,7 @@ func cmdVolumes(ctx context.Context, g *globals, stdio stdio, args []string) int
 	fs := g.flags("volumes", stdio)
 	asJSON := fs.Bool("json", false, "print the volumes as a JSON array")
 	if pos, err := parseInterleaved(fs, args); err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	} else if len(pos) != 0 {
 		return usageError(stdio, "volumes", fmt.Errorf("usage: residentctl volumes [--json]"))
 	}
@@ -43,7 +44,7 @@ func cmdLsVolume(ctx context.Context, g *globals, stdio stdio, args []string) in
 	asJSON := fs.Bool("json", false, "print the listing as JSON ({entries, truncated})")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError(stdio, "ls-volume", fmt.Errorf("usage: residentctl ls-volume VOL [PATH] [--json]"))
@@ -84,10 +85,15 @@ func cmdCat(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	fs := g.flags("cat", stdio)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return usageExit(err)
+		return usageExit(fs, stdio, err)
+	}
+	if len(pos) == 1 {
+		if vol, path, ok := strings.Cut(pos[0], ":"); ok {
+			pos = []string{vol, path}
+		}
 	}
 	if len(pos) != 2 {
-		return usageError(stdio, "cat", fmt.Errorf("usage: residentctl cat VOL PATH"))
+		return usageError(stdio, "cat", fmt.Errorf("usage: residentctl cat VOL:PATH (or VOL PATH)"))
 	}
 	vol, path := pos[0], pos[1]
 	s, err := g.connect(ctx, stdio)

@@ -46,6 +46,11 @@ func ParseStatus(line []byte) (Status, error) {
 		return Status{OOMKills: n}, nil
 	case "err":
 		kind, msg, _ := strings.Cut(rest, " ")
+		kind, why, _ := strings.Cut(kind, "/")
+		reason, field, _ := strings.Cut(why, "/")
+		if r := protocol.Reason(reason); r.Known() {
+			return Status{}, protocol.ReasonError(r, field, msg, nil)
+		}
 		return Status{}, protocol.Errorf(protocol.Kind(kind), "%s", msg)
 	}
 	// A keeper line that says neither: the stream is not what the keeper

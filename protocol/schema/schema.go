@@ -164,7 +164,7 @@ func unwrap(text string) string {
 	return strings.Join(paras, "\n\n")
 }
 
-// mapSpecialTypes gives the closed sets (error kinds, pull phases) as enums;
+// mapSpecialTypes gives the closed sets (error kinds, reasons, pull phases) as enums;
 // everything else reflects from its Go type.
 func mapSpecialTypes(t reflect.Type) *jsonschema.Schema {
 	if t == reflect.TypeFor[protocol.PullPhase]() {
@@ -173,6 +173,13 @@ func mapSpecialTypes(t reflect.Type) *jsonschema.Schema {
 			phases[i] = string(p)
 		}
 		return &jsonschema.Schema{Type: "string", Enum: phases, Description: "A layer's step in an image pull, from a closed set."}
+	}
+	if t == reflect.TypeFor[protocol.Reason]() {
+		reasons := make([]any, len(protocol.Reasons))
+		for i, r := range protocol.Reasons {
+			reasons[i] = string(r)
+		}
+		return &jsonschema.Schema{Type: "string", Enum: reasons, Description: "What went wrong with a file, a directory, a program or a volume, from a closed set."}
 	}
 	if t == reflect.TypeFor[protocol.Kind]() {
 		kinds := make([]any, len(protocol.Kinds))

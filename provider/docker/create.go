@@ -30,6 +30,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err := validateSpec(spec); err != nil {
 		return "", err
 	}
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	labels, err := sandboxLabels(spec, owner, tags)
 	if err != nil {
 		return "", err

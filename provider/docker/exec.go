@@ -27,6 +27,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := validateExec(req); err != nil {
 		return nil, err
 	}
+	if err := provider.RefuseUnannounced(p.Info(), &req, nil); err != nil {
+		return nil, err
+	}
 	// The start has one bound, however many engine calls it takes (an
 	// inspect, the exec, its status, explaining a refusal); the run that
 	// follows is bounded by ctx.

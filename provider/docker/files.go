@@ -46,7 +46,7 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 		target = path.Join("/", filePath)
 	}
 	if target == "/" {
-		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
+		return protocol.ReasonError(protocol.ReasonIsDirectory, protocol.FieldPath, "write_file "+filePath+": is a directory", nil)
 	}
 	args := []string{keeperproto.CmdPut}
 	if mode != nil {
@@ -57,11 +57,7 @@ func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, da
 		return err
 	}
 	if h.Error != "" {
-		kind := protocol.Kind(h.Kind)
-		if kind != protocol.KindNotFound {
-			kind = protocol.KindInvalidRequest
-		}
-		return protocol.Errorf(kind, "write_file %q: %s", filePath, h.Error)
+		return keeperFailure("write_file", filePath, h)
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ var (
 	_ provider.OwnerMemory       = (*Provider)(nil)
 	_ provider.Process           = (*process)(nil)
 	_ provider.CredentialSecrets = (*Provider)(nil)
+	_ provider.SandboxFiles      = (*Provider)(nil)
+	_ provider.StreamWriter      = (*Provider)(nil)
+	_ provider.VolumeAdmin       = (*Provider)(nil)
 )
 
 // Provider drives one Docker engine through the Engine API. It keeps no
@@ -140,6 +143,7 @@ func (p *Provider) Info() provider.Info {
 		Capabilities: protocol.Capabilities{
 			Store: true, WriteFile: true, Stdin: true, Isolation: true, NetworkControl: true,
 			ResourceLimits: true, ReadOnlyVolumes: true, ImagePull: true, CredentialExpiry: true,
+			SandboxFiles: true, Upload: true, VolumeAdmin: true,
 		},
 		CallTimeout: p.timing.api,
 	}

@@ -17,6 +17,9 @@ const stdinChunk = 1 << 20
 
 // Exec starts argv on the provider; output flows under a credit window.
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (provider.Process, error) {
+	if err := provider.RefuseUnannounced(p.Info(), &req, nil); err != nil {
+		return nil, err
+	}
 	c, err := p.current(ctx)
 	if err != nil {
 		return nil, err

@@ -130,7 +130,16 @@ func (p *Provider) initParams() wire.InitializeParams {
 
 func (p *Provider) Info() provider.Info {
 	d := p.described
-	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout}
+	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: forwarded(d.Capabilities), CallTimeout: p.callTimeout}
+}
+
+// forwarded keeps the abilities the external protocol carries: a child may
+// announce issue 14's (a served local does), but their calls and exec
+// fields do not cross the wire yet, and an exec user or terminal the
+// resident passed on would be dropped in silence.
+func forwarded(c protocol.Capabilities) protocol.Capabilities {
+	c.SandboxFiles, c.Upload, c.ExecUser, c.TTY, c.VolumeAdmin, c.Watch = false, false, false, false, false, false
+	return c
 }
 
 func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }
@@ -165,6 +174,9 @@ func (p *Provider) OnUnauthorized(hook func(reason string)) {
 }
 
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	if tags == nil {
 		tags = map[string]string{}
 	}

@@ -211,24 +211,17 @@ func (p *Provider) nextID(id *jsonrpc2.ID) jsonrpc2.ID {
 // wireError keeps the provider's kind; an unknown or missing one is
 // transient, as the contract says.
 func wireError(name, method, msg string, code int64, data *json.RawMessage) error {
-	kind := protocol.KindTransient
-	if data != nil {
-		var d wire.ErrorData
-		if json.Unmarshal(*data, &d) == nil && d.Kind.Known() {
-			kind = d.Kind
-		}
+	var d wire.ErrorData
+	if data == nil || json.Unmarshal(*data, &d) != nil {
+		d = wire.ErrorData{}
 	}
 	_ = code
-	return &protocol.Error{Kind: kind, Msg: msg}
+	return d.Error(msg)
 }
 
 func fromWireError(e *wire.Error) error {
 	if e == nil {
 		return nil
 	}
-	kind := e.Data.Kind
-	if !kind.Known() {
-		kind = protocol.KindTransient
-	}
-	return &protocol.Error{Kind: kind, Msg: e.Message}
+	return e.Data.Error(e.Message)
 }

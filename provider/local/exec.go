@@ -32,6 +32,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if err := p.Start(); err != nil {
 		return nil, err
 	}
+	if err := provider.RefuseUnannounced(p.Info(), &req, nil); err != nil {
+		return nil, err
+	}
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec: argv must not be empty")
 	}
@@ -138,11 +141,11 @@ func (p *Provider) openDir(root string, mounts []protocol.VolumeMount, cwd strin
 	defer r.Close()
 	f, err := r.Open(rel)
 	if err != nil {
-		return nil, fsError("exec cwd", cwd, err)
+		return nil, cwdError(cwd, err)
 	}
 	if info, err := f.Stat(); err != nil || !info.IsDir() {
 		_ = f.Close()
-		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec cwd %q: not a directory", cwd)
+		return nil, cwdNotDirectory(cwd)
 	}
 	return f, nil
 }
@@ -187,7 +190,7 @@ func lookPath(name, pathEnv, dir string) (string, error) {
 			return path, nil
 		}
 		// The name as the host gave it: dir is a descriptor path.
-		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: not an executable file", name)
+		return "", programError(name, path)
 	}
 	for _, d := range filepath.SplitList(pathEnv) {
 		if d == "" {
@@ -200,7 +203,7 @@ func lookPath(name, pathEnv, dir string) (string, error) {
 			return candidate, nil
 		}
 	}
-	return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: executable file not found in $PATH", name)
+	return "", missingProgram(name, "executable file not found in $PATH")
 }
 
 func isExecutable(path string) bool {

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -40,10 +41,10 @@ func (p *Provider) writeFile(sandboxID, filePath string, data []byte, mode *uint
 	}
 	base, rel := p.resolve(p.rootOf(sandboxID), m.Spec.Volumes, workRel(m.Spec.Workdir, filePath))
 	if rel == "." {
-		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: is a directory", filePath)
+		return protocol.ReasonError(protocol.ReasonIsDirectory, protocol.FieldPath, fmt.Sprintf("write_file %q: is a directory", filePath), nil)
 	}
 	if base == p.rootOf(sandboxID) && p.inSystemDir(rel) {
-		return protocol.Errorf(protocol.KindInvalidRequest, "write_file %q: read-only file system (a host system directory, shown read-only)", filePath)
+		return protocol.ReasonError(protocol.ReasonPermissionDenied, protocol.FieldPath, fmt.Sprintf("write_file %q: read-only file system (a host system directory, shown read-only)", filePath), nil)
 	}
 	r, err := os.OpenRoot(base)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/resident-dev/resident/internal/beneath"
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // idPrefix marks local sandbox ids; the rest is idHexLen random hex digits.
@@ -121,26 +123,42 @@ func within(rel, dir string) (rest string, ok bool) {
 	return "", false
 }
 
-// fsError gives a filesystem error from an os.Root operation its kind:
-// missing is not_found, an attempt to leave the root is invalid_request, and
-// anything else (an I/O error) stays kindless, so it reaches the host as
-// transient.
+// fsError gives a filesystem error from an os.Root operation its kind and
+// reason: an attempt to leave the root is invalid_request, an errno with a
+// protocol.Reason gets it (missing is not_found no_such_file, a path through
+// a file not_directory, a denied one permission_denied), and anything else
+// (an I/O error) stays kindless, so it reaches the host as transient.
 func fsError(what, p string, err error) error {
 	switch {
 	case errors.Is(err, beneath.ErrSymlink):
 		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: %v", what, p, beneath.ErrSymlink)
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return protocol.Errorf(protocol.KindNotFound, "%s %q: not found", what, p)
 	case errors.Is(err, beneath.ErrEscape), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EXDEV),
 		strings.Contains(err.Error(), "path escapes"):
 		// os.Root reports an escape with an unexported error, hence the text.
 		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: path leaves its root", what, p)
-	case errors.Is(err, fs.ErrPermission):
-		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: permission denied", what, p)
-	case errors.Is(err, syscall.EISDIR):
-		return protocol.Errorf(protocol.KindInvalidRequest, "%s %q: is a directory", what, p)
+	}
+	if reason, ok := provider.ReasonOfErrno(err); ok {
+		return protocol.ReasonError(reason, protocol.FieldPath, fmt.Sprintf("%s %q: %s", what, p, reasonText(reason)), err)
 	}
 	return &protocol.Error{Kind: protocol.KindTransient, Msg: what + " " + p, Err: err}
+}
+
+// reasonText is the kernel's words for a reason, the same on every
+// provider.
+func reasonText(r protocol.Reason) string {
+	switch r {
+	case protocol.ReasonNoSuchFile:
+		return "not found"
+	case protocol.ReasonIsDirectory:
+		return "is a directory"
+	case protocol.ReasonNotDirectory:
+		return "not a directory"
+	case protocol.ReasonPermissionDenied:
+		return "permission denied"
+	case protocol.ReasonExists:
+		return "exists"
+	}
+	return "too large"
 }
 
 // resolve maps a cleaned sandbox-relative path to the directory it really

@@ -28,9 +28,12 @@ func init() {
 // Every interface local implements, optional ones included: a signature
 // that drifts from one would otherwise turn the feature off silently.
 var (
-	_ provider.Provider   = (*Provider)(nil)
-	_ provider.Store      = (*Provider)(nil)
-	_ provider.FileWriter = (*Provider)(nil)
+	_ provider.Provider     = (*Provider)(nil)
+	_ provider.Store        = (*Provider)(nil)
+	_ provider.FileWriter   = (*Provider)(nil)
+	_ provider.SandboxFiles = (*Provider)(nil)
+	_ provider.StreamWriter = (*Provider)(nil)
+	_ provider.VolumeAdmin  = (*Provider)(nil)
 )
 
 // Provider runs sandboxes as directories and host processes. It isolates
@@ -125,10 +128,13 @@ func (p *Provider) Info() provider.Info {
 		Name:    "local",
 		Version: Version,
 		Capabilities: protocol.Capabilities{
-			Store:     true,
-			WriteFile: true,
-			Stdin:     true,
-			Isolation: p.isolated(),
+			Store:        true,
+			WriteFile:    true,
+			Stdin:        true,
+			SandboxFiles: true,
+			Upload:       true,
+			VolumeAdmin:  true,
+			Isolation:    p.isolated(),
 			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
 			ResourceLimits: limitsEnforced(),
 		},

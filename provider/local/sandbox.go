@@ -50,6 +50,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err := p.Start(); err != nil {
 		return "", err
 	}
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}

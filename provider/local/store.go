@@ -95,10 +95,21 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirP
 		return nil, false, fsError("list_dir", dirPath, err)
 	}
 	defer dir.Close()
+	out, truncated, err := listOpenDir(ctx, dir, dirPath, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	slices.SortFunc(out, func(a, b protocol.DirEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out, truncated, nil
+}
+
+// listOpenDir reads at most limit entries (limit <= 0: all) of an open
+// directory in batches, stopping as soon as it knows there are more.
+func listOpenDir(ctx context.Context, dir *os.File, dirPath string, limit int) ([]protocol.DirEntry, bool, error) {
 	if info, err := dir.Stat(); err != nil {
 		return nil, false, fsError("list_dir", dirPath, err)
 	} else if !info.IsDir() {
-		return nil, false, protocol.Errorf(protocol.KindInvalidRequest, "list_dir %q: not a directory", dirPath)
+		return nil, false, protocol.ReasonError(protocol.ReasonNotDirectory, protocol.FieldPath, fmt.Sprintf("list_dir %q: not a directory", dirPath), nil)
 	}
 	out := []protocol.DirEntry{}
 	truncated := false
@@ -121,7 +132,6 @@ func (p *Provider) ListDir(ctx context.Context, owner provider.Owner, root, dirP
 			return nil, false, fsError("list_dir", dirPath, err)
 		}
 	}
-	slices.SortFunc(out, func(a, b protocol.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out, truncated, nil
 }
 
@@ -179,7 +189,7 @@ func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, fil
 func regularFile(p string, info fs.FileInfo) error {
 	switch {
 	case info.IsDir():
-		return protocol.Errorf(protocol.KindInvalidRequest, "read_file %q: is a directory", p)
+		return protocol.ReasonError(protocol.ReasonIsDirectory, protocol.FieldPath, fmt.Sprintf("read_file %q: is a directory", p), nil)
 	case !info.Mode().IsRegular():
 		return protocol.Errorf(protocol.KindInvalidRequest, "read_file %q: not a regular file", p)
 	}

@@ -24,8 +24,10 @@ func (p *Provider) viewFor(sandboxID string, m *meta, cwd string) (view, error) 
 	abs := "/" + strings.TrimPrefix(sandboxRel(cwd), ".")
 	abs = path.Clean(abs)
 	if readOnlyPath(abs) {
-		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-			return view{}, protocol.Errorf(protocol.KindNotFound, "exec cwd %q: not found", cwd)
+		if info, err := os.Stat(abs); err != nil {
+			return view{}, cwdError(cwd, err)
+		} else if !info.IsDir() {
+			return view{}, cwdNotDirectory(cwd)
 		}
 	} else {
 		dirFile, err := p.openDir(root, m.Spec.Volumes, cwd)
@@ -67,7 +69,7 @@ func lookPathIn(name, pathEnv, cwd string, toHost func(string) string) (string, 
 		if isExecutable(toHost(abs)) {
 			return abs, nil
 		}
-		return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: not an executable file", name)
+		return "", programError(name, toHost(abs))
 	}
 	for _, d := range filepath.SplitList(pathEnv) {
 		if d == "" {
@@ -80,5 +82,5 @@ func lookPathIn(name, pathEnv, cwd string, toHost func(string) string) (string, 
 			return candidate, nil
 		}
 	}
-	return "", protocol.Errorf(protocol.KindInvalidRequest, "exec %q: executable file not found in $PATH", name)
+	return "", missingProgram(name, "executable file not found in $PATH")
 }

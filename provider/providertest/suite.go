@@ -60,9 +60,15 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("lifecycle", func(t *testing.T) { runLifecycle(t, h) })
 	t.Run("exec", func(t *testing.T) { runExec(t, h) })
+	t.Run("start_reasons", func(t *testing.T) { runStartReasons(t, h) })
+	t.Run("unannounced", func(t *testing.T) { runUnannounced(t, h) })
 	t.Run("kill", func(t *testing.T) { runKill(t, h) })
 	t.Run("write_file", func(t *testing.T) { runWriteFile(t, h) })
 	t.Run("store", func(t *testing.T) { runStore(t, h) })
+	t.Run("sandbox_files", func(t *testing.T) { runSandboxFiles(t, h) })
+	t.Run("upload", func(t *testing.T) { runUpload(t, h) })
+	t.Run("volume_admin", func(t *testing.T) { runVolumeAdmin(t, h) })
+	t.Run("selfcheck_files", func(t *testing.T) { runSelfCheckFiles(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
 }
 

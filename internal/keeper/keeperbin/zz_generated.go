@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "9dc0f567d6ab1e2acbf3de448b0c388658ab21538ee6108cfaad9938eadaadfa"
+const BuiltFrom = "4c4faf7df8a508e308feef6611236584cb52f0ccecdb6104f4d48b20772e7732"

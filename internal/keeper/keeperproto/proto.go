@@ -27,9 +27,9 @@ const (
 	CmdRun   = "run"   // run -token T [-cwd D] [-stdin] [-exclusive] [-deadline-ms N] -- argv...
 	CmdKill  = "kill"  // kill -token T: kill the tree of the run with that token
 	CmdOOM   = "oom"   // oom: print the cgroup's OOM-kill counter (-1 if unknown)
-	CmdLs    = "ls"    // ls [-lease] -limit N -- PATH: JSON listing of StoreRoot/PATH
-	CmdCat   = "cat"   // cat [-lease] -- PATH: Header line, then the bytes of StoreRoot/PATH
-	CmdPut   = "put"   // put [-mode OCTAL] -- PATH: stdin's bytes to PATH; a Header line
+	CmdLs    = "ls"    // ls [-lease] [-sandbox] -limit N -- PATH: JSON listing of StoreRoot/PATH (-sandbox: of PATH itself, as the user opens it)
+	CmdCat   = "cat"   // cat [-lease] [-sandbox] -- PATH: Header line, then the bytes of StoreRoot/PATH (-sandbox: of PATH itself)
+	CmdPut   = "put"   // put [-mode OCTAL] [-framed] -- PATH: stdin's bytes to PATH (-framed: data frames then FrameEOF, atomic); a Header line
 )
 
 // Every process an exec starts carries its mark: a supplementary group id
@@ -85,8 +85,10 @@ func hexDigit(c rune) (uint32, bool) {
 // StatusPrefix starts the first line a "run" keeper writes on stdout, before
 // the child exists: "\x00resident-keeper ok <oomcount>\n" when the child is
 // about to start, or "\x00resident-keeper err <kind> <message>\n" when it
-// cannot (bad cwd, no such executable). The NUL keeps it from ever looking
-// like output a program would print first.
+// cannot (bad cwd, no such executable). <kind> may be
+// "kind/reason/field": the protocol's error reason (no_such_file,
+// permission_denied, not_directory) and the param it is about (argv, cwd).
+// The NUL keeps it from ever looking like output a program would print first.
 const StatusPrefix = "\x00resident-keeper "
 
 // MaxStatusLine bounds how much the provider reads looking for the status.
@@ -155,6 +157,10 @@ type Header struct {
 	Truncated bool    `json:"truncated,omitempty"`
 	Error     string  `json:"error,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
+	// Reason is the protocol's error reason by name (no_such_file,
+	// is_directory, not_directory, permission_denied, too_large, exists)
+	// when the error has one.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Entry is one directory entry in an "ls" listing.

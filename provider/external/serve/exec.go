@@ -130,7 +130,7 @@ func (s *Server) runExec(conn *jsonrpc2.Conn, id string, e *execution) {
 	wg.Wait()
 	exit := wire.ExecExit{ExecID: id, Code: status.Code, Signal: status.Signal, OOMKilled: status.OOMKilled, Killed: status.Killed}
 	if err != nil {
-		exit.Error = &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wire.ErrorData{Kind: protocol.KindOf(err)}}
+		exit.Error = &wire.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: wire.DataOf(err)}
 	}
 	_ = conn.Notify(context.Background(), wire.NotifyExecExit, exit)
 	s.mu.Lock()

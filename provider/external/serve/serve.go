@@ -116,8 +116,7 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}()
 	res, err := s.serve(ctx, conn, req)
 	if err != nil {
-		kind := protocol.KindOf(err)
-		data, _ := json.Marshal(wire.ErrorData{Kind: kind})
+		data, _ := json.Marshal(wire.DataOf(err))
 		raw := json.RawMessage(data)
 		return nil, &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: &raw}
 	}

@@ -191,8 +191,32 @@ type Error struct {
 	Data    ErrorData `json:"data"`
 }
 
+// ErrorData is error.data: the kind, and the reason and field of a failure
+// about a file, a directory or a program (protocol.Reason).
 type ErrorData struct {
-	Kind protocol.Kind `json:"kind"`
+	Kind   protocol.Kind   `json:"kind"`
+	Reason protocol.Reason `json:"reason,omitempty"`
+	Field  string          `json:"field,omitempty"`
+}
+
+// DataOf is the wire's error.data for err.
+func DataOf(err error) ErrorData {
+	d := protocol.DataOf(err)
+	return ErrorData{Kind: d.Kind, Reason: d.Reason, Field: d.Field}
+}
+
+// Error gives a wire error back its kind (transient when unknown) and, when
+// known, its reason.
+func (d ErrorData) Error(msg string) error {
+	kind := d.Kind
+	if !kind.Known() {
+		kind = protocol.KindTransient
+	}
+	e := &protocol.Error{Kind: kind, Msg: msg}
+	if d.Reason.Known() {
+		e.Reason, e.Field = d.Reason, d.Field
+	}
+	return e
 }
 
 type ListVolumesResult struct {

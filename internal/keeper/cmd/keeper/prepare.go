@@ -19,17 +19,34 @@ func enter(cwd, name string) (bin string, code int) {
 			if errors.Is(err, os.ErrNotExist) {
 				kind = keeperproto.KindNotFound
 			}
-			status("err", kind, fmt.Sprintf("exec cwd %q: %v", cwd, unwrapPathError(err)))
+			status("err", withReason(kind, errnoReason(err), "cwd"), fmt.Sprintf("exec cwd %q: %v", cwd, unwrapPathError(err)))
 			return "", 126
 		}
 	}
 	bin, err := lookPath(name, os.Getenv("PATH"))
 	if err != nil {
-		status("err", keeperproto.KindInvalidRequest, err.Error())
-		return "", 127
+		reason, code := "no_such_file", 127
+		if errors.Is(err, errNotExecutable) {
+			reason, code = "permission_denied", 126
+		}
+		status("err", withReason(keeperproto.KindInvalidRequest, reason, "argv"), err.Error())
+		return "", code
 	}
 	return bin, 0
 }
+
+// withReason is the kind word of an err status with the protocol's reason
+// and the field it is about: "kind/reason/field" (see
+// keeperproto.StatusPrefix). The reason decides the kind the provider
+// answers.
+func withReason(kind, reason, field string) string {
+	if reason == "" {
+		return kind
+	}
+	return kind + "/" + reason + "/" + field
+}
+
+var errNotExecutable = errors.New("not an executable file")
 
 // markOf is the run's mark, reporting as the status line why there is none
 // to be had; code is 0 when all is well (or the keeper is unprotected and
@@ -66,7 +83,10 @@ func lookPath(name, pathEnv string) (string, error) {
 		if executable(name) {
 			return name, nil
 		}
-		return "", fmt.Errorf("exec %q: not an executable file", name)
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("exec %q: no such file or directory", name)
+		}
+		return "", fmt.Errorf("exec %q: %w", name, errNotExecutable)
 	}
 	for _, dir := range filepath.SplitList(pathEnv) {
 		if dir == "" {

@@ -24,6 +24,7 @@ import (
 func put(args []string) int {
 	flags := flag.NewFlagSet("put", flag.ContinueOnError)
 	modeFlag := flags.String("mode", "", "permission bits in octal; empty keeps an existing file's")
+	framed := flags.Bool("framed", false, "stdin is data frames ended by an EOF frame; the file is replaced atomically")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || !path.IsAbs(flags.Arg(0)) {
 		return reply(keeperproto.Header{Error: "keeper put: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
@@ -35,6 +36,9 @@ func put(args []string) int {
 		}
 		m := fs.FileMode(n) & fs.ModePerm
 		mode = &m
+	}
+	if *framed {
+		return putFramed(path.Clean(flags.Arg(0)), mode)
 	}
 	// All of it first: a cut stream must not leave a half-written file.
 	data, err := io.ReadAll(os.Stdin)
@@ -104,7 +108,10 @@ func fill(f *os.File, created bool, data []byte, mode *fs.FileMode) error {
 // do (permission, a read-only filesystem, a parent that is a file, a
 // directory or FIFO at the path) is invalid_request, in the kernel's words.
 func putErr(err error) int {
-	h := keeperproto.Header{Error: err.Error(), Kind: keeperproto.KindInvalidRequest}
+	h := keeperproto.Header{Error: err.Error(), Kind: keeperproto.KindInvalidRequest, Reason: errnoReason(err)}
+	if errors.Is(err, errNotRegular) {
+		h.Error = err.Error()
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		h.Error = pe.Err.Error()

@@ -22,16 +22,12 @@ func ls(args []string) int {
 	flags := flag.NewFlagSet("ls", flag.ContinueOnError)
 	limit := flags.Int("limit", 1000, "most entries to list")
 	lease := flags.Bool("lease", false, "exit when stdin ends")
+	sandbox := flags.Bool("sandbox", false, "PATH is the sandbox's own, opened as its user opens it")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || *limit < 1 {
 		return reply(keeperproto.Header{Error: "keeper ls: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
 	holdLease(*lease)
-	root, rel, err := openRoot(flags.Arg(0))
-	if err != nil {
-		return replyErr(err)
-	}
-	defer root.Close()
-	dir, err := openNonBlocking(root, rel)
+	dir, err := openTarget(flags.Arg(0), *sandbox)
 	if err != nil {
 		return replyErr(err)
 	}
@@ -39,7 +35,7 @@ func ls(args []string) int {
 	if info, err := dir.Stat(); err != nil {
 		return replyErr(err)
 	} else if !info.IsDir() {
-		return reply(keeperproto.Header{Error: "not a directory", Kind: keeperproto.KindInvalidRequest})
+		return reply(keeperproto.Header{Error: "not a directory", Kind: keeperproto.KindInvalidRequest, Reason: "not_directory"})
 	}
 	names, err := dir.ReadDir(*limit + 1)
 	if err != nil && err != io.EOF {
@@ -66,16 +62,12 @@ func ls(args []string) int {
 func cat(args []string) int {
 	flags := flag.NewFlagSet("cat", flag.ContinueOnError)
 	lease := flags.Bool("lease", false, "exit when stdin ends")
+	sandbox := flags.Bool("sandbox", false, "PATH is the sandbox's own, opened as its user opens it")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 {
 		return reply(keeperproto.Header{Error: "keeper cat: bad arguments", Kind: keeperproto.KindInvalidRequest})
 	}
 	holdLease(*lease)
-	root, rel, err := openRoot(flags.Arg(0))
-	if err != nil {
-		return replyErr(err)
-	}
-	defer root.Close()
-	f, err := openNonBlocking(root, rel)
+	f, err := openTarget(flags.Arg(0), *sandbox)
 	if err != nil {
 		return replyErr(err)
 	}
@@ -83,6 +75,9 @@ func cat(args []string) int {
 	info, err := f.Stat()
 	if err != nil {
 		return replyErr(err)
+	}
+	if info.IsDir() {
+		return reply(keeperproto.Header{Error: "is a directory", Kind: keeperproto.KindInvalidRequest, Reason: "is_directory"})
 	}
 	if !info.Mode().IsRegular() {
 		return reply(keeperproto.Header{Error: "not a regular file", Kind: keeperproto.KindInvalidRequest})
@@ -110,6 +105,23 @@ func holdLease(on bool) {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(3)
 	}()
+}
+
+// openTarget opens what cat or ls reads. In a volume (the store) the path
+// is taken below StoreRoot through no symlink at all. With sandbox, the
+// keeper runs in the sandbox as its user, and the path is the sandbox's own,
+// opened exactly as a command of that user would open it: there is nothing
+// to escape to, and the user's permissions are the check.
+func openTarget(p string, sandbox bool) (*os.File, error) {
+	if sandbox {
+		return os.OpenFile(path.Clean("/"+p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
+	root, rel, err := openRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return openNonBlocking(root, rel)
 }
 
 // openRoot opens the volume's directory; every path below it is opened
@@ -142,7 +154,7 @@ func entryType(m fs.FileMode) string {
 }
 
 func replyErr(err error) int {
-	h := keeperproto.Header{Error: err.Error(), Kind: keeperproto.KindInvalidRequest}
+	h := keeperproto.Header{Error: err.Error(), Kind: keeperproto.KindInvalidRequest, Reason: errnoReason(err)}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		h.Error = pe.Err.Error()
