@@ -11,6 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,6 +53,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     'telemetry.telemetryLevel': 'off',
     'security.workspace.trust.enabled': false,
     'files.simpleDialog.enable': true,
+    'remote.autoForwardPorts': false, // other programs' ports on this machine are not ours to offer
   };
   console.log(`screenshots: ${artifacts}`);
   const editor = await startCodeServer({ dir, vsix, settings });
@@ -61,9 +63,9 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
   // Steps run in order; after one fails the rest are skipped, and the page
   // at the moment of the failure is saved.
   let failed = false;
-  const step = (name, body) => t.test(name, { skip: failed && 'an earlier step failed' }, async () => {
+  const step = (name, body) => t.test(name, { skip: failed && 'an earlier step failed' }, async (st) => {
     try {
-      await body();
+      await body(st);
     } catch (err) {
       failed = true;
       await wb.screenshot('FAILED').catch(() => undefined);
@@ -95,7 +97,8 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
   await step('a sandbox created by another host (residentctl) appears in resident.sandboxes', async () => {
     const volumeFlag = provider === 'local' ? `${VOLUME}:/data` : `${VOLUME}:/data`;
     const out = execFileSync(residentctl, ['run', ...ctlArgs, ...(image ? ['--image', image] : []), '-v', volumeFlag, '--keep', '--',
-      'sh', '-c', `mkdir -p /data/docs && printf 'hello from the volume\\ntoken=%s\\n' '${CANARY}' > /data/docs/notes.txt`],
+      'sh', '-c', `mkdir -p /data/docs /home/e2e && printf 'hello from the volume\\ntoken=%s\\n' '${CANARY}' > /data/docs/notes.txt && ` +
+      `printf 'hello from the sandbox\\ntoken=%s\\n' '${CANARY}' > /home/e2e/hello.txt`],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     void out;
     plantedId = JSON.parse(ctl('ls', '--json')).map((s) => s.sandbox_id)[0];
@@ -136,8 +139,8 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await wb.command('View: Show Resident');
     await wb.expandPane('Volumes');
     await wb.paneAction('Volumes', 'Refresh');
-    await wb.clickRow('Volumes', VOLUME);
-    await wb.clickRow('Volumes', 'docs');
+    await wb.expandRow('Volumes', VOLUME, 'docs');
+    await wb.expandRow('Volumes', 'docs', 'notes.txt');
     await wb.clickRow('Volumes', 'notes.txt');
     await wb.waitText('.editor-group-container .view-lines', 'hello from the volume');
     fileText = await wb.text('.editor-group-container .view-lines');
@@ -156,6 +159,50 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     downloaded = fs.readFileSync(target);
     assert.equal(downloaded.toString('utf8'), 'hello from the volume\ntoken=[REDACTED]\n');
     await wb.screenshot('downloaded');
+  });
+
+  // What the resident announced, from the Output channel's first lines.
+  const announced = (name) => findFiles(editor.userData, (f) => /Resident\.log$/.test(f))
+    .some((f) => new RegExp(`^capabilities: .*\\b${name}\\b`, 'm').test(fs.readFileSync(f, 'utf8')));
+
+  await step('a running sandbox\'s files: browse, open in a tab, download (sandbox_files)', async (t) => {
+    if (!announced('sandbox_files')) {
+      t.skip('this resident does not announce sandbox_files');
+      return;
+    }
+    await wb.command('View: Show Resident');
+    if (!(await wb.rowExpanded('Sandboxes', plantedId.slice(0, 16)))) await wb.expandRow('Sandboxes', plantedId.slice(0, 16), 'home');
+    await wb.expandRow('Sandboxes', 'home', 'e2e');
+    await wb.expandRow('Sandboxes', 'e2e', 'hello.txt');
+    await wb.clickRow('Sandboxes', 'hello.txt');
+    await wb.waitText('.editor-group-container .view-lines', 'hello from the sandbox');
+    assert.match(await wb.text('.editor-group-container .view-lines'), /token=\[REDACTED\]/);
+    await wb.screenshot('sandbox-file-in-editor');
+    await wb.command('Resident: Download'); // acts on the selection: hello.txt in the Sandboxes view
+    await wb.answer('Download');
+    const target = path.join(downloads, 'hello.txt');
+    await waitFor(() => fs.existsSync(target), `the download at ${target}`);
+    const bytes = fs.readFileSync(target);
+    assert.equal(bytes.toString('utf8'), 'hello from the sandbox\ntoken=[REDACTED]\n');
+    downloaded = Buffer.concat([downloaded, bytes]);
+    await wb.screenshot('sandbox-file-downloaded');
+  });
+
+  await step('Import uploads a local file into the sandbox, streamed when it is over max_file_bytes (upload)', async (t) => {
+    const big = announced('upload');
+    const local = path.join(dir, big ? 'big.bin' : 'small.bin');
+    const content = crypto.randomBytes(big ? 9 * 1024 * 1024 + 17 : 64 * 1024); // 8 MiB is one write's limit
+    fs.writeFileSync(local, content);
+    if (!big) t.diagnostic('this resident does not announce upload: importing a file under max_file_bytes');
+    await wb.command('View: Show Resident');
+    await wb.clickRow('Sandboxes', plantedId.slice(0, 16));
+    await wb.command('Resident: Import File into Sandbox');
+    await wb.answer('Import a file into the sandbox', local); // the open dialog: a path
+    await wb.answer('Path in the sandbox', '/home/e2e/imported.bin');
+    await wb.waitText('.notification-list-item-message', 'Imported');
+    const sum = execFileSync(residentctl, ['exec', plantedId, ...ctlArgs, '--', 'sha256sum', '/home/e2e/imported.bin'], { encoding: 'utf8' });
+    assert.equal(sum.split(/\s+/)[0], crypto.createHash('sha256').update(content).digest('hex'));
+    await wb.screenshot('imported');
   });
 
   await step('Terminate removes the created sandbox from the view', async () => {

@@ -157,11 +157,18 @@ export class Workbench {
       await this.page.keyboard.press('Backspace');
       await input.type(value);
     }
-    await this.page.keyboard.press('Enter');
-    await this.page.waitForFunction((t) => {
-      const w = document.querySelector('.quick-input-widget');
-      return !w || w.style.display === 'none' || !w.textContent.includes(t);
-    }, {}, title);
+    // An Enter that lands while the widget is still settling is dropped:
+    // press again until the input with this title has gone.
+    const deadline = Date.now() + STEP_MS;
+    for (;;) {
+      await this.page.keyboard.press('Enter');
+      const gone = await this.page.waitForFunction((t) => {
+        const w = document.querySelector('.quick-input-widget');
+        return !w || w.style.display === 'none' || !w.textContent.includes(t);
+      }, { timeout: 3000 }, title).then(() => true, () => false);
+      if (gone) return;
+      if (Date.now() > deadline) throw new Error(`the input "${title}" never accepted`);
+    }
   }
 
   /** The tree rows of a view pane, by the pane's title. */
@@ -173,22 +180,54 @@ export class Workbench {
     }, pane);
   }
 
-  async waitRow(pane, text, present = true) {
+  async waitRow(pane, text, present = true, timeout = STEP_MS) {
     await this.page.waitForFunction((p, t, want) => {
       const header = [...document.querySelectorAll('.pane-header')].find((h) => h.textContent.includes(p));
       const body = header && header.parentElement.querySelector('.pane-body');
       const has = !!body && [...body.querySelectorAll('.monaco-list-row')].some((r) => r.textContent.includes(t));
       return has === want;
-    }, {}, pane, text, present);
+    }, { timeout }, pane, text, present);
   }
 
   async clickRow(pane, text) {
-    await this.waitRow(pane, text);
-    const row = await this.page.evaluateHandle((p, t) => {
+    // A tree re-renders its rows when its data changes (a watch event, a
+    // refresh): a row found just before can be gone at the click. Retry.
+    const deadline = Date.now() + STEP_MS;
+    for (;;) {
+      await this.waitRow(pane, text);
+      const row = await this.page.evaluateHandle((p, t) => {
+        const header = [...document.querySelectorAll('.pane-header')].find((h) => h.textContent.includes(p));
+        return [...header.parentElement.querySelectorAll('.pane-body .monaco-list-row')].find((r) => r.textContent.includes(t));
+      }, pane, text);
+      try {
+        await row.asElement().click();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /** Clicks a tree row until child (a row below it) shows: a refresh that lands after the click collapses it again. */
+  async expandRow(pane, text, child) {
+    const deadline = Date.now() + STEP_MS;
+    for (;;) {
+      await this.clickRow(pane, text);
+      const shown = await this.waitRow(pane, child, true, 3000).then(() => true, () => false);
+      if (shown) return;
+      if (Date.now() > deadline) throw new Error(`${text} never showed ${child}`);
+      // The click toggled it; if it is expanded but still loading, clicking again would collapse it.
+      if (await this.rowExpanded(pane, text)) await this.waitRow(pane, child);
+    }
+  }
+
+  async rowExpanded(pane, text) {
+    return this.page.evaluate((p, t) => {
       const header = [...document.querySelectorAll('.pane-header')].find((h) => h.textContent.includes(p));
-      return [...header.parentElement.querySelectorAll('.pane-body .monaco-list-row')].find((r) => r.textContent.includes(t));
+      const row = header && [...header.parentElement.querySelectorAll('.pane-body .monaco-list-row')].find((r) => r.textContent.includes(t));
+      return !!row && row.getAttribute('aria-expanded') === 'true';
     }, pane, text);
-    await row.asElement().click();
   }
 
   /** Expands a view pane (by title) if it is collapsed. */

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { Resident, ResidentState, describe } from './resident';
 import { launchSettings, residentctlEquivalent } from './settings';
 import { Credentials } from './credentials';
-import { SandboxView } from './sandboxView';
+import { SandboxFileItem, SandboxView } from './sandboxView';
 import { StoreItem, VolumeView } from './volumeView';
 import { registerFileSystems } from './fileSystems';
 import { openTerminal } from './terminal';
@@ -65,6 +65,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   };
 
+  // Download acts on the file selected last, in whichever view.
+  let lastSelectedView: 'sandboxes' | 'volumes' = 'volumes';
+  context.subscriptions.push(sandboxes.view.onDidChangeSelection(() => { lastSelectedView = 'sandboxes'; }),
+    volumes.view.onDidChangeSelection(() => { lastSelectedView = 'volumes'; }));
+
   const command = (name: string, run: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(name, async (...args: unknown[]) => {
       try {
@@ -118,14 +123,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void vscode.commands.executeCommand('workbench.view.explorer');
   });
   command('resident.importFile', async (arg) => {
-    const fromExplorer = sandboxDirOf(arg);
+    const fromExplorer = sandboxDirOf(arg instanceof SandboxFileItem && arg.isDir ? arg.uri : arg);
     const sandboxId = fromExplorer?.sandboxId ?? pickSandbox(arg)?.sandbox_id;
     if (sandboxId) await importFile(current, sandboxId, fromExplorer?.dir, log);
   });
   command('resident.download', async (arg) => {
-    const source = arg instanceof vscode.Uri ? arg : volumes.target(arg);
+    const source = arg instanceof vscode.Uri ? arg
+      : lastSelectedView === 'sandboxes' ? sandboxes.fileTarget(arg) ?? volumes.target(arg) : volumes.target(arg) ?? sandboxes.fileTarget(arg);
     if (!source) {
-      void vscode.window.showWarningMessage('Resident: select a file in the Volumes view first.');
+      void vscode.window.showWarningMessage('Resident: select a file in the Volumes or Sandboxes view first.');
       return;
     }
     await download(current, log, source);

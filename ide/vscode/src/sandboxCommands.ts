@@ -83,7 +83,7 @@ export async function importFile(resident: Resident, sandboxId: string, targetDi
   if (!picked?.length) return;
   const local = picked[0].fsPath;
   const destination = await vscode.window.showInputBox({
-    title: `Import ${path.basename(local)} into ${sandboxId.slice(0, 16)}`,
+    title: `Destination of ${path.basename(local)} in ${sandboxId.slice(0, 16)}`,
     prompt: 'Path in the sandbox (relative: in its work directory)',
     value: targetDir ? path.posix.join(targetDir, path.basename(local)) : path.basename(local),
   });
