@@ -157,15 +157,21 @@ export class Workbench {
       await this.page.keyboard.press('Backspace');
       await input.type(value);
     }
-    // An Enter that lands while the widget is still settling is dropped:
-    // press again until the input with this title has gone.
+    // A quick pick takes Enter once its rows are there; an Enter that still
+    // lands while the widget settles is dropped: press again, but only
+    // after long enough that the next input cannot be the one taking it.
+    await this.page.waitForFunction(() => {
+      const w = document.querySelector('.quick-input-widget');
+      const list = w && w.querySelector('.quick-input-list');
+      return !list || list.style.display === 'none' || list.querySelectorAll('.monaco-list-row').length > 0;
+    });
     const deadline = Date.now() + STEP_MS;
     for (;;) {
       await this.page.keyboard.press('Enter');
       const gone = await this.page.waitForFunction((t) => {
         const w = document.querySelector('.quick-input-widget');
         return !w || w.style.display === 'none' || !w.textContent.includes(t);
-      }, { timeout: 3000 }, title).then(() => true, () => false);
+      }, { timeout: 10000 }, title).then(() => true, () => false);
       if (gone) return;
       if (Date.now() > deadline) throw new Error(`the input "${title}" never accepted`);
     }

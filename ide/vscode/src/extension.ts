@@ -9,6 +9,7 @@ import { SandboxFileItem, SandboxView } from './sandboxView';
 import { StoreItem, VolumeView } from './volumeView';
 import { registerFileSystems } from './fileSystems';
 import { openTerminal } from './terminal';
+import { TerminalRegistry } from './terminalRegistry';
 import { download } from './downloads';
 import { createSandbox, importFile, sandboxDirOf, terminateSandbox } from './sandboxCommands';
 import { Capability } from './wire';
@@ -23,7 +24,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   resident = current;
   const sandboxes = new SandboxView(current);
   const volumes = new VolumeView(current);
-  context.subscriptions.push(log, current, sandboxes, volumes, ...registerFileSystems(current));
+  const terminals = new TerminalRegistry(context.workspaceState, current, log);
+  context.subscriptions.push(log, current, sandboxes, volumes, terminals, ...registerFileSystems(current));
 
   const start = async (): Promise<void> => {
     const settings = launchSettings(context);
@@ -41,6 +43,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (state.kind === 'ready' && current.has(Capability.watch)) {
       // The feed lasts as long as the session; its changes refresh the view.
       current.request('sandbox/watch').catch((err) => log.appendLine(`sandbox/watch failed: ${describe(err)}`));
+    }
+    if (state.kind === 'ready' && current.has(Capability.detach)) {
+      void terminals.reattach((sandboxId, execId) => openTerminal(current, terminals, sandboxId, execId));
     }
     sandboxes.refresh();
     volumes.refresh();
@@ -105,7 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   command('resident.openTerminal', (arg) => {
     const sandbox = pickSandbox(arg);
-    if (sandbox) openTerminal(current, sandbox.sandbox_id);
+    if (sandbox) openTerminal(current, terminals, sandbox.sandbox_id);
   });
   command('resident.openFolder', (arg) => {
     const sandbox = pickSandbox(arg);

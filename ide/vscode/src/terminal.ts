@@ -4,17 +4,24 @@
 // (exec/resize), Ctrl-C is SIGINT from its own terminal. Without tty the
 // shell reads a plain pipe, and the terminal says so in its first line: it
 // edits lines locally (LineDiscipline), and Ctrl-C can only end the shell.
+// With detach the shell is a detached exec: a window reload or an editor
+// restart re-attaches it (exec/attach replays its scroll-back) instead of
+// killing it; closing the terminal by hand ends it. Without detach the
+// terminal says that the shell ends with the window.
 import { TextDecoder } from 'node:util';
 import * as vscode from 'vscode';
 import { Resident, describe } from './resident';
 import { Capability, ExecResult, toBase64 } from './wire';
 import { LineDiscipline, toTerminalLines } from './lineDiscipline';
+import { TerminalRegistry } from './terminalRegistry';
 
 const SHELL = ['sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi'];
 
-export function openTerminal(resident: Resident, sandboxId: string): vscode.Terminal {
-  const pty = new SandboxPty(resident, sandboxId);
+/** Opens a terminal on a new shell, or (attach) on a detached one a past session started. */
+export function openTerminal(resident: Resident, registry: TerminalRegistry, sandboxId: string, attach?: string): vscode.Terminal {
+  const pty = new SandboxPty(resident, registry, sandboxId, attach);
   const terminal = vscode.window.createTerminal({ name: `Resident ${sandboxId.slice(0, 12)}`, pty, iconPath: new vscode.ThemeIcon('vm') });
+  registry.track(terminal, sandboxId, pty.execId, pty.detached);
   terminal.show();
   return terminal;
 }
@@ -24,16 +31,20 @@ class SandboxPty implements vscode.Pseudoterminal {
   private readonly closed = new vscode.EventEmitter<number | void>();
   readonly onDidWrite = this.written.event;
   readonly onDidClose = this.closed.event;
-  private readonly execId: string;
+  readonly execId: string;
+  readonly detached: boolean;
   private readonly tty: boolean;
+  private readonly following = new vscode.CancellationTokenSource();
   private state: 'starting' | 'running' | 'ended' = 'starting';
   private stdin: Promise<unknown> = Promise.resolve();
   private readonly lines: LineDiscipline;
   private readonly decoders = { stdout: new TextDecoder('utf-8'), stderr: new TextDecoder('utf-8') };
 
-  constructor(private readonly resident: Resident, private readonly sandboxId: string) {
-    this.execId = resident.notifications.nextId('term');
+  constructor(private readonly resident: Resident, private readonly registry: TerminalRegistry,
+    private readonly sandboxId: string, private readonly attach?: string) {
+    this.execId = attach ?? resident.notifications.nextId('term');
     this.tty = resident.has(Capability.tty);
+    this.detached = resident.has(Capability.detach);
     this.lines = new LineDiscipline({
       echo: (text) => this.written.fire(text),
       sendLine: (line) => this.send(line),
@@ -52,12 +63,26 @@ class SandboxPty implements vscode.Pseudoterminal {
       this.written.fire('\x1b[33m[resident: this resident has no tty capability, so the shell reads a plain pipe: ' +
         'lines are edited here and sent on Enter, programs see no terminal, and Ctrl-C ends the shell]\x1b[0m\r\n');
     }
+    if (!this.detached) {
+      this.written.fire('\x1b[2m[resident: this resident cannot detach execs, so this shell ends when the window reloads or closes]\x1b[0m\r\n');
+    }
     const route = this.resident.notifications.routeExec(this.execId, (stream, bytes) => this.output(stream, bytes),
       (err) => this.ended(`\r\n[${err.message}]\r\n`));
-    const params: Record<string, unknown> = { sandbox_id: this.sandboxId, argv: SHELL, exec_id: this.execId, stdin: true, env: { TERM: 'xterm-256color' } };
-    if (this.tty) params.tty = { rows: dims?.rows ?? 24, cols: dims?.columns ?? 80 };
     this.state = 'running';
-    this.resident.request<ExecResult>('sandbox/exec', params).then((result) => {
+    let following: Promise<ExecResult>;
+    if (this.attach) {
+      // Offset 0: replay what the ring still holds, the terminal's scroll-back.
+      following = this.resident.request<ExecResult & { output_lost?: number }>('exec/attach',
+        { exec_id: this.execId, sandbox_id: this.sandboxId, offset: 0 }, this.following.token);
+      if (dims) this.setDimensions(dims);
+    } else {
+      const params: Record<string, unknown> = { sandbox_id: this.sandboxId, argv: SHELL, exec_id: this.execId, stdin: true, env: { TERM: 'xterm-256color' } };
+      if (this.tty) params.tty = { rows: dims?.rows ?? 24, cols: dims?.columns ?? 80 };
+      if (this.detached) params.detach = true;
+      following = this.resident.request<ExecResult>('sandbox/exec', params, this.following.token);
+    }
+    following.then((result) => {
+      this.registry.forget(this.execId);
       const how = result.signal ? ` (${result.signal})` : result.timed_out ? ' (timed out)' : '';
       this.ended(`\r\n\x1b[2m[process exited with code ${result.exit_code}${how}; press any key to close]\x1b[0m\r\n`);
     }, (err) => this.ended(`\r\n[the shell ended: ${describe(err)}; press any key to close]\r\n`)).finally(() => route.dispose());
@@ -77,8 +102,14 @@ class SandboxPty implements vscode.Pseudoterminal {
     this.resident.request('exec/resize', { exec_id: this.execId, rows: dims.rows, cols: dims.columns }).catch(() => undefined);
   }
 
+  // A detached shell is only unfollowed here ($/cancelRequest detaches it):
+  // the registry kills it when the user closed the terminal, and keeps it
+  // for the next session when the window went.
   close(): void {
-    if (this.state === 'running') this.resident.request('exec/kill', { exec_id: this.execId }).catch(() => undefined);
+    if (this.state === 'running') {
+      if (this.detached) this.following.cancel();
+      else this.resident.request('exec/kill', { exec_id: this.execId }).catch(() => undefined);
+    }
     this.state = 'ended';
   }
 
