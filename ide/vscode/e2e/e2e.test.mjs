@@ -60,6 +60,10 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
   const { browser, page } = await openBrowser(editor.url, dir);
   const wb = new Workbench(page, artifacts);
   const kept = [];
+  // What the resident announced, from the Output channel's first lines.
+  const announced = (name) => findFiles(editor.userData, (f) => /Resident\.log$/.test(f))
+    .some((f) => new RegExp(`^capabilities: .*\\b${name}\\b`, 'm').test(fs.readFileSync(f, 'utf8')));
+
   // Steps run in order; after one fails the rest are skipped, and the page
   // at the moment of the failure is saved.
   let failed = false;
@@ -104,8 +108,9 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     plantedId = JSON.parse(ctl('ls', '--json')).map((s) => s.sandbox_id)[0];
     assert.ok(plantedId, 'residentctl kept a sandbox');
     kept.push(plantedId);
-    const live = await page.evaluate(() => !document.body.textContent.includes('Live updates are off'));
-    if (!live) await wb.paneAction('Sandboxes', 'Refresh'); // the visible fallback when the resident has no sandbox/watch
+    const saysOff = await page.evaluate(() => document.body.textContent.includes('Live updates are off'));
+    assert.equal(saysOff, !announced('watch'), 'the view says live updates are off exactly when the resident has no watch');
+    if (saysOff) await wb.paneAction('Sandboxes', 'Refresh'); // the visible fallback; with watch the row must come by itself
     await wb.waitRow('Sandboxes', plantedId.slice(0, 16));
     await wb.screenshot('planted-sandbox-listed');
   });
@@ -127,7 +132,12 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await wb.clickRow('Sandboxes', plantedId.slice(0, 16));
     await wb.command('Resident: Open Terminal');
     await page.waitForSelector('.terminal-wrapper .xterm-rows', { visible: true });
-    await page.waitForFunction(() => /[$#] *$/.test(document.querySelector('.xterm-rows').textContent.trimEnd() + ' ')); // the prompt
+    // A prompt ("# ", "$ "); the shell's own stderr notices can come after it.
+    await page.waitForFunction(() => /[$#][ \u00a0]/.test(document.querySelector('.xterm-rows').textContent));
+    // What the resident lacks, the terminal says (not silently a worse terminal).
+    const rows = await wb.text('.xterm-rows');
+    assert.equal(rows.includes('has no tty capability'), !announced('tty'), 'the no-tty notice matches the capability');
+    assert.equal(rows.includes('cannot detach execs'), !announced('detach'), 'the no-detach notice matches the capability');
     await page.keyboard.type('echo "answer=$((6*7))"; cat /data/docs/notes.txt\n');
     await wb.waitText('.xterm-rows', 'answer=42');
     await wb.waitText('.xterm-rows', 'token=[REDACTED]');
@@ -160,10 +170,6 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     assert.equal(downloaded.toString('utf8'), 'hello from the volume\ntoken=[REDACTED]\n');
     await wb.screenshot('downloaded');
   });
-
-  // What the resident announced, from the Output channel's first lines.
-  const announced = (name) => findFiles(editor.userData, (f) => /Resident\.log$/.test(f))
-    .some((f) => new RegExp(`^capabilities: .*\\b${name}\\b`, 'm').test(fs.readFileSync(f, 'utf8')));
 
   await step('a running sandbox\'s files: browse, open in a tab, download (sandbox_files)', async (t) => {
     if (!announced('sandbox_files')) {

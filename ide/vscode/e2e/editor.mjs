@@ -156,6 +156,14 @@ export class Workbench {
       await this.page.keyboard.up('Control');
       await this.page.keyboard.press('Backspace');
       await input.type(value);
+      // The file dialog refills an emptied box with its folder as it goes:
+      // then set the text as the box would hold it typed alone.
+      await input.evaluate((i, v) => {
+        if (i.value !== v) {
+          i.value = v;
+          i.dispatchEvent(new Event('input', { bubbles: true }));
+        }
+      }, value);
     }
     // A quick pick takes Enter once its rows are there; an Enter that still
     // lands while the widget settles is dropped: press again, but only
