@@ -210,6 +210,7 @@ type knownParams struct {
 	Stream   string `json:"stream"`
 	StreamID string `json:"stream_id"`
 	Data     []byte `json:"data"`
+	Offset   *int64 `json:"offset"`
 	Message  string `json:"message"`
 	Image    string `json:"image"`
 	Status   string `json:"status"`
@@ -226,7 +227,7 @@ func (c *conn) notification(method string, p *knownParams) {
 		sink := c.execs[p.ExecID]
 		c.mu.Unlock()
 		if sink != nil {
-			sink.write(p.Stream, p.Data)
+			sink.write(p.Stream, p.Data, p.Offset)
 		}
 	case protocol.NotifyStoreData:
 		c.mu.Lock()

@@ -22,6 +22,11 @@ type Streams struct {
 	// They are written from the client's read loop: a slow writer slows
 	// every call on this client. A write error kills the exec.
 	Stdout, Stderr io.Writer
+	// Resume, when set, is called on the read loop after each chunk of a
+	// detached exec (ExecParams.Detach, AttachExec) with the offset where
+	// AttachExec would resume right after it: keep the last one to follow
+	// the exec again from another session.
+	Resume func(offset int64)
 }
 
 // stdinChunk is the most stdin bytes sent in one exec/stdin: small enough
@@ -51,16 +56,58 @@ func (c *Client) Exec(ctx context.Context, p protocol.ExecParams, s Streams) (*p
 	if s.Stdin != nil {
 		p.Stdin = true
 	}
-	sink := &execSink{stdout: s.Stdout, stderr: s.Stderr}
+	return c.follow(ctx, protocol.MethodSandboxExec, p.ExecID, p, s)
+}
+
+// AttachExec follows a detached exec from p.Offset (exec/attach), from any
+// session of the install that started it: its kept output, then its live
+// output, until it ends (the result) or ctx is cancelled (the exec goes on).
+// s.Resume reports where to attach again next time.
+func (c *Client) AttachExec(ctx context.Context, p protocol.ExecAttachParams, s Streams) (*protocol.ExecResult, error) {
+	return c.follow(ctx, protocol.MethodExecAttach, p.ExecID, p, s)
+}
+
+// StartExec starts a detached exec and returns once it runs (exec/start):
+// a background job to follow later with AttachExec, from this client or
+// another session of the install. A zero p.ExecID is filled in.
+func (c *Client) StartExec(ctx context.Context, p protocol.ExecParams) (*protocol.ExecStartResult, error) {
+	if p.ExecID == "" {
+		p.ExecID = c.newID("exec")
+	}
+	var res protocol.ExecStartResult
+	if err := c.call(ctx, protocol.MethodExecStart, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListExecs lists a sandbox's detached execs (sandbox/list_execs).
+func (c *Client) ListExecs(ctx context.Context, sandboxID string) ([]protocol.ExecInfo, error) {
+	var res protocol.ListExecsResult
+	if err := c.call(ctx, protocol.MethodSandboxExecs, protocol.SandboxIDParams{SandboxID: sandboxID}, &res); err != nil {
+		return nil, err
+	}
+	return res.Execs, nil
+}
+
+// KillDetached kills a detached exec that this client does not follow.
+func (c *Client) KillDetached(ctx context.Context, sandboxID, execID string) error {
+	return c.call(ctx, protocol.MethodExecKill, protocol.ExecKillParams{ExecID: execID, SandboxID: sandboxID}, nil)
+}
+
+// follow runs one request that streams an exec's output (sandbox/exec,
+// exec/attach) and awaits its result.
+func (c *Client) follow(ctx context.Context, method, execID string, params any, s Streams) (*protocol.ExecResult, error) {
+	sink := &execSink{stdout: s.Stdout, stderr: s.Stderr, resume: s.Resume}
 	// Called on the read loop, so it only writes the kill; its answer is
 	// not awaited.
-	sink.onError = func() { _, _ = c.conn.start(protocol.MethodExecKill, protocol.ExecKillParams{ExecID: p.ExecID}) }
-	if err := c.conn.addExec(p.ExecID, sink); err != nil {
-		return nil, fmt.Errorf("%s: %w", protocol.MethodSandboxExec, err)
+	sink.onError = func() { _, _ = c.conn.start(protocol.MethodExecKill, protocol.ExecKillParams{ExecID: execID}) }
+	if err := c.conn.addExec(execID, sink); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	defer c.conn.removeExec(p.ExecID)
+	defer c.conn.removeExec(execID)
 
-	pc, err := c.start(ctx, protocol.MethodSandboxExec, p)
+	pc, err := c.start(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -69,14 +116,14 @@ func (c *Client) Exec(ctx context.Context, p protocol.ExecParams, s Streams) (*p
 	stop := make(chan struct{})
 	defer close(stop)
 	if s.Stdin != nil {
-		go c.forwardStdin(p.ExecID, s.Stdin, stop)
+		go c.forwardStdin(execID, s.Stdin, stop)
 	}
 	var res protocol.ExecResult
 	if err := c.await(ctx, pc, &res); err != nil {
 		return nil, err
 	}
 	if werr := sink.failure(); werr != nil {
-		return &res, fmt.Errorf("%s %s: %w", protocol.MethodSandboxExec, p.ExecID, werr)
+		return &res, fmt.Errorf("%s %s: %w", method, execID, werr)
 	}
 	return &res, nil
 }
@@ -121,13 +168,17 @@ func (c *Client) Kill(ctx context.Context, execID string) error {
 // execSink receives one exec's output on the read loop.
 type execSink struct {
 	stdout, stderr io.Writer
+	resume         func(int64)
 	onError        func()
 
 	mu  sync.Mutex
 	err error
 }
 
-func (s *execSink) write(stream string, data []byte) {
+func (s *execSink) write(stream string, data []byte, offset *int64) {
+	if offset != nil && s.resume != nil {
+		defer s.resume(*offset) // once the bytes are written
+	}
 	w := s.stdout
 	if stream == protocol.StreamStderr {
 		w = s.stderr

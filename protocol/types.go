@@ -44,6 +44,9 @@ type Capabilities struct {
 	ReadOnlyVolumes  bool `json:"read_only_volumes"`
 	ImagePull        bool `json:"image_pull"`
 	CredentialExpiry bool `json:"credential_expiry"`
+	// Detach: sandbox/exec takes detach, and exec/attach and
+	// sandbox/list_execs work.
+	Detach bool `json:"detach"`
 	// SandboxFiles: sandbox/read_file and sandbox/list_dir.
 	SandboxFiles bool `json:"sandbox_files"`
 	// Upload: sandbox/write_file with stream_id, fed by upload/data.
@@ -78,6 +81,10 @@ type Limits struct {
 	// CallTimeoutS is the provider's bound on one call, in seconds (0:
 	// none); the resident announces it, the provider enforces it.
 	CallTimeoutS int64 `json:"call_timeout_s"`
+	// DetachedBufferBytes is how much output the provider keeps per
+	// detached exec (0 without the detach capability); older output is
+	// dropped and counted.
+	DetachedBufferBytes int64 `json:"detached_buffer_bytes"`
 }
 
 // Spec describes a sandbox. Zero values mean the provider's documented default.
@@ -138,7 +145,15 @@ type ExecParams struct {
 	TimeoutS  float64           `json:"timeout_s,omitempty"`
 	Stdin     bool              `json:"stdin,omitempty"`
 	Exclusive bool              `json:"exclusive,omitempty"`
-	ExecID    string            `json:"exec_id"`
+	// Detach keeps the exec running when the host, its session or the
+	// resident goes: its output is kept (a bounded ring, announced as
+	// limits.detached_buffer_bytes) with its exit status, for exec/attach
+	// from any later session of the same install. ExecID then names it in
+	// its sandbox until it is attached after it ended, so it must be unique
+	// among the sandbox's detached execs. A detached exec has no default
+	// timeout; TimeoutS, when set, is enforced inside the sandbox.
+	Detach bool   `json:"detach,omitempty"`
+	ExecID string `json:"exec_id"`
 	// User runs the command as a name, a uid or uid:gid instead of the
 	// sandbox's user (capabilities.exec_user).
 	User string `json:"user,omitempty"`
@@ -173,6 +188,12 @@ type ExecResult struct {
 	StdoutDropped int64  `json:"stdout_dropped"`
 	StderrDropped int64  `json:"stderr_dropped"`
 	DurationMS    int64  `json:"duration_ms"`
+	// Detached execs (and exec/attach) only. NextOffset is where an attach
+	// would continue: the end of the exec's output. OutputLost counts the
+	// bytes the ring no longer held when this attach asked for them (the
+	// ring is bounded; a loss is counted, never silent).
+	NextOffset *int64 `json:"next_offset,omitempty"`
+	OutputLost int64  `json:"output_lost,omitempty"`
 }
 
 // ExecStdinParams write to the stdin of an exec started with stdin; EOF
@@ -183,9 +204,12 @@ type ExecStdinParams struct {
 	EOF    bool   `json:"eof,omitempty"`
 }
 
-// ExecKillParams name the exec whose whole process tree is killed.
+// ExecKillParams name the exec whose whole process tree is killed. A
+// detached exec that this session is not attached to is named by its
+// sandbox too (SandboxID); killing one that has ended is a no-op.
 type ExecKillParams struct {
-	ExecID string `json:"exec_id"`
+	ExecID    string `json:"exec_id"`
+	SandboxID string `json:"sandbox_id,omitempty"`
 }
 
 // ExecOutput is one chunk of an exec's stdout or stderr, scrubbed; every
@@ -194,6 +218,52 @@ type ExecOutput struct {
 	ExecID string `json:"exec_id"`
 	Stream string `json:"stream"`
 	Data   []byte `json:"data"`
+	// Offset, for a detached exec, is where an exec/attach resumes right
+	// after this chunk, with nothing shown twice and nothing skipped: the
+	// raw position in the exec's output (both streams) up to which
+	// everything has reached the host. Scrubbing holds a few bytes back
+	// when they may begin a secret, so it can trail the bytes of Data.
+	Offset *int64 `json:"offset,omitempty"`
+}
+
+// ExecStartResult answers exec/start: the detached exec runs, named
+// ExecID in its sandbox; follow it with exec/attach.
+type ExecStartResult struct {
+	ExecID    string `json:"exec_id"`
+	StartedAt string `json:"started_at"`
+}
+
+// ExecAttachParams attach this session to a detached exec: its kept output
+// from Offset (0: everything the ring still holds) as exec/output
+// notifications under ExecID, then its live output, and the answer (an
+// ExecResult) once it has ended. SandboxID may be omitted: the resident
+// then looks for the exec in every sandbox the install owns. Cancelling the
+// request detaches again; exec/kill kills the exec; exec/stdin feeds it.
+type ExecAttachParams struct {
+	SandboxID string `json:"sandbox_id,omitempty"`
+	ExecID    string `json:"exec_id"`
+	Offset    int64  `json:"offset,omitempty"`
+}
+
+// ListExecsResult lists the detached execs of a sandbox, running or ended
+// and not yet forgotten.
+type ListExecsResult struct {
+	Execs []ExecInfo `json:"execs"`
+}
+
+// ExecInfo is one detached exec. ExitCode is set once it ended.
+type ExecInfo struct {
+	ExecID    string   `json:"exec_id"`
+	Argv      []string `json:"argv"`
+	StartedAt string   `json:"started_at"`
+	Running   bool     `json:"running"`
+	ExitCode  *int     `json:"exit_code,omitempty"`
+	Signal    string   `json:"signal,omitempty"`
+	// NextOffset is the end of its output so far; BufferedBytes how much
+	// of it the ring holds; DroppedBytes what the ring no longer holds.
+	NextOffset    int64 `json:"next_offset"`
+	BufferedBytes int64 `json:"buffered_bytes"`
+	DroppedBytes  int64 `json:"dropped_bytes"`
 }
 
 // WriteFileParams put Data at Path in a running sandbox, as its own user;

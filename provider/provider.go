@@ -82,6 +82,9 @@ type Info struct {
 	// (bounded by its progress; what follows it gets a fresh bound) are
 	// not calls in this sense. 0: the provider sets no bound.
 	CallTimeout time.Duration
+	// DetachedBufferBytes is how much output a detached exec keeps
+	// (Detacher); announced to the host.
+	DetachedBufferBytes int64
 }
 
 // SecretPolicy is the provider's part of what the scrubber removes. It is
@@ -109,6 +112,12 @@ type ExecRequest struct {
 	// (ExitStatus.Killed) with their output so far. A provider that cannot
 	// honour it refuses the exec with a typed error; it never ignores it.
 	Exclusive bool
+	// Detach and ID: a detached exec (see Detacher), named ID.
+	Detach bool
+	ID     string
+	// Deadline, unless zero, is when a detached exec is killed, enforced
+	// inside the sandbox (an attached exec is bounded by Exec's ctx).
+	Deadline time.Time
 	// User runs the command as this user instead of the sandbox's (a name
 	// in the sandbox's /etc/passwd, a uid, or uid:gid); "" is the
 	// sandbox's user (spec.user, else the image's). A provider without
@@ -151,6 +160,8 @@ type ExitStatus struct {
 	// Killed is set when the provider killed the process to run an
 	// exclusive exec in its sandbox: the host then sees it as killed.
 	Killed bool
+	// TimedOut is set when a detached exec was killed at its Deadline.
+	TimedOut bool
 }
 
 // Store is the optional persistent store: named volumes a host can browse

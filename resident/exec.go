@@ -93,6 +93,9 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 		return nil, err
 	}
 	defer s.releaseExecSlot()
+	if p.Detach {
+		return startDetached(ctx, s, entry, p)
+	}
 
 	execCtx, kill := context.WithCancelCause(ctx)
 	defer kill(nil)

@@ -104,7 +104,7 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	}
 	s.inflight[c.key] = cancel
 	switch req.Method {
-	case protocol.MethodSandboxExec:
+	case protocol.MethodSandboxExec, protocol.MethodExecAttach:
 		s.preRegisterExec(c)
 	case protocol.MethodExecStdin, protocol.MethodExecKill, protocol.MethodExecResize:
 		c.target = s.execs[c.route.ExecID]
@@ -132,7 +132,7 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		c.params = nil
 		c.hold.settle()
 		defer c.hold.release() // once the answer is written
-		if c.method == protocol.MethodSandboxExec {
+		if c.method == protocol.MethodSandboxExec || c.method == protocol.MethodExecAttach {
 			s.releaseExecID(c)
 		}
 		s.releaseUpload(c)

@@ -70,6 +70,10 @@ func (s *session) initialize(ctx context.Context, p *protocol.InitializeParams) 
 	caps := info.Capabilities
 	caps.Store = s.store != nil
 	caps.WriteFile = s.writer != nil
+	caps.Detach = s.detach != nil
+	if caps.Detach {
+		limits.DetachedBufferBytes = info.DetachedBufferBytes
+	}
 	caps.CredentialExpiry = true
 	caps.SandboxFiles = s.files != nil
 	caps.Upload = s.streamer != nil

@@ -69,6 +69,12 @@ func keptByExec(params any) (int64, bool) {
 	return n, true
 }
 
+// keptByStart: as an exec's, until the start answers.
+func keptByStart(params any) (int64, bool) {
+	n, _ := keptByExec(params)
+	return n, false
+}
+
 // keptByStdin: the data waits until the process reads it.
 func keptByStdin(params any) (int64, bool) {
 	return int64(len(params.(*protocol.ExecStdinParams).Data)), true
@@ -90,6 +96,9 @@ func init() {
 		protocol.MethodSandboxExec:     handle(execute).routedBy(nil).keeping(keptByExec),
 		protocol.MethodExecStdin:       handle(execStdin).routedBy(byExec).keeping(keptByStdin),
 		protocol.MethodExecKill:        handle(execKill).routedBy(nil),
+		protocol.MethodExecStart:       handle(startExec).routedBy(nil).keeping(keptByStart),
+		protocol.MethodExecAttach:      handle(attachExec).routedBy(nil),
+		protocol.MethodSandboxExecs:    handle(listExecs).routedBy(nil),
 		protocol.MethodSandboxWrite:    handle(writeFile).routedBy(byWrite).keeping(keptByWriteFile),
 		protocol.MethodUploadData:      handle(uploadData).routedBy(byUpload).keeping(keptByUpload),
 		protocol.MethodSandboxReadFile: handle(sandboxReadFile),

@@ -27,6 +27,7 @@ type session struct {
 	prov   provider.Provider
 	store  provider.Store      // nil when the provider has none
 	writer provider.FileWriter // nil when the provider has none
+	detach provider.Detacher   // nil when the provider has none
 	// The optional abilities of issue 14, nil when the provider lacks one.
 	files    provider.SandboxFiles
 	streamer provider.StreamWriter
@@ -86,6 +87,9 @@ func newSession(opts Options) *session {
 	}
 	if w, ok := opts.Provider.(provider.FileWriter); ok && caps.WriteFile {
 		s.writer = w
+	}
+	if d, ok := opts.Provider.(provider.Detacher); ok && caps.Detach {
+		s.detach = d
 	}
 	if f, ok := opts.Provider.(provider.SandboxFiles); ok && caps.SandboxFiles {
 		s.files = f

@@ -44,7 +44,10 @@ func execStdin(ctx context.Context, s *session, c *call, p *protocol.ExecStdinPa
 // execKill kills a running exec's process tree; the exec's own response
 // reports killed: true. Killing an exec that has ended, but was still
 // registered when the kill was read, is a no-op.
-func execKill(ctx context.Context, _ *session, c *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
+func execKill(ctx context.Context, s *session, c *call, p *protocol.ExecKillParams) (protocol.Empty, error) {
+	if c.target == nil && p.SandboxID != "" {
+		return protocol.Empty{}, s.killDetached(ctx, p)
+	}
 	e, err := startedExec(ctx, c, p.ExecID)
 	if err != nil {
 		return protocol.Empty{}, err

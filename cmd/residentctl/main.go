@@ -4,7 +4,9 @@
 //
 //	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [--keep] -- CMD ARGS...
 //	residentctl ls [--json]
-//	residentctl exec ID [-i] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
+//	residentctl exec ID [-i] [-d [--id EXEC_ID]] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
+//	residentctl attach ID EXEC_ID [--offset N] [-i]
+//	residentctl execs ID [--json]
 //	residentctl rm ID... | --all [-y]
 //	residentctl cp LOCAL ID:PATH | ID:PATH LOCAL
 //	residentctl volume ls|create|rm [NAME...]
@@ -64,7 +66,9 @@ type command struct {
 
 var commands = []command{
 	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [--keep] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
-	{"exec", "ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-i] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix)", cmdExec},
+	{"exec", "ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-i] [-d [--id EXEC_ID]] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix)", cmdExec},
+	{"attach", "ID EXEC_ID [--offset N] [-i]", "follow a detached exec (exec -d) from where you choose; Ctrl-C detaches", cmdAttach},
+	{"execs", "ID [--json]", "list a sandbox's detached execs", cmdExecs},
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
 	{"rm", "ID... | --all [-y]", "terminate sandboxes (IDs may be unique prefixes; --all: every owned one, asking on a terminal)", cmdRm},
 	{"cp", "LOCAL ID:PATH | ID:PATH LOCAL", "copy a file or directory into or out of a sandbox (- for stdin or stdout), with progress on a terminal", cmdCp},

@@ -87,6 +87,9 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	fs := g.flags("exec", stdio)
 	var ef execFlags
 	ef.register(fs)
+	var detach bool
+	var detachID string
+	registerDetach(fs, &detach, &detachID)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stdio.err, "residentctl exec: usage: residentctl exec ID [flags] -- CMD ARGS...")
 		return exitUsage
@@ -115,7 +118,12 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	if id, err = s.resolveID(ctx, id); err != nil {
 		return report(stdio, g, "exec", err, exitRunFailure)
 	}
-	return execute(ctx, s, g, stdio, "exec", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}, ef.stdin)
+	p := protocol.ExecParams{SandboxID: id, Argv: fs.Args(), Env: env, TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}
+	if detach {
+		p.Stdin = ef.stdin // fed later through residentctl attach -i
+		return startDetached(ctx, s, g, stdio, p, detachID)
+	}
+	return execute(ctx, s, g, stdio, "exec", p, ef.stdin)
 }
 
 // execute runs the command with its output going straight to stdout and

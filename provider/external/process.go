@@ -30,7 +30,8 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	e := newProcess(p, c, id, ctx)
 	p.execs[id] = e
 	p.mu.Unlock()
-	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive}
+	params := wire.ExecStartParams{ExecID: id, SandboxID: sandboxID, Argv: req.Argv, Env: req.Env, Cwd: req.Cwd, Stdin: req.Stdin, Exclusive: req.Exclusive,
+		User: req.User, TTY: req.TTY}
 	if params.Env == nil {
 		params.Env = map[string]string{}
 	}
@@ -38,7 +39,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		p.forget(id)
 		return nil, err
 	}
-	if req.Stdin {
+	if req.Stdin || req.TTY != nil {
 		e.stdin = &stdinWriter{e: e}
 	}
 	go e.watch(ctx)
@@ -60,6 +61,9 @@ type process struct {
 	stdout *outBuffer
 	stderr *outBuffer
 	stdin  *stdinWriter
+	// ordered, for an attachment, keeps the chunks in the provider's order
+	// with their offsets, in place of stdout and stderr.
+	ordered *chunkQueue
 
 	mu      sync.Mutex
 	used    int64 // bytes received and not yet granted back
@@ -88,7 +92,7 @@ func (e *process) Stdin() io.WriteCloser {
 
 // output is called on the read loop: it never blocks. Output past the
 // window is the provider breaking the protocol, and ends the exec.
-func (e *process) output(stream string, data []byte) {
+func (e *process) output(stream string, data []byte, offset int64) {
 	e.mu.Lock()
 	e.used += int64(len(data))
 	over := e.used > e.p.window
@@ -98,8 +102,10 @@ func (e *process) output(stream string, data []byte) {
 		e.kill()
 		return
 	}
-	switch stream {
-	case protocol.StreamStderr:
+	switch {
+	case e.ordered != nil:
+		e.ordered.push(provider.OutputChunk{Stream: stream, Offset: offset, Data: data})
+	case stream == protocol.StreamStderr:
 		e.stderr.push(data)
 	default:
 		e.stdout.push(data)
@@ -124,7 +130,7 @@ func (e *process) consumed(n int) {
 }
 
 func (e *process) exit(m wire.ExecExit) {
-	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled, Killed: m.Killed}, fromWireError(m.Error))
+	e.finish(provider.ExitStatus{Code: m.Code, Signal: m.Signal, OOMKilled: m.OOMKilled, Killed: m.Killed, TimedOut: m.TimedOut}, fromWireError(m.Error))
 }
 
 func (e *process) fail(err error) {
@@ -144,6 +150,9 @@ func (e *process) finish(st provider.ExitStatus, err error) {
 	e.mu.Unlock()
 	e.stdout.close()
 	e.stderr.close()
+	if e.ordered != nil {
+		e.ordered.close()
+	}
 	e.p.forget(e.id)
 }
 

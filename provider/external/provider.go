@@ -130,16 +130,7 @@ func (p *Provider) initParams() wire.InitializeParams {
 
 func (p *Provider) Info() provider.Info {
 	d := p.described
-	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: forwarded(d.Capabilities), CallTimeout: p.callTimeout}
-}
-
-// forwarded keeps the abilities the external protocol carries: a child may
-// announce issue 14's (a served local does), but their calls and exec
-// fields do not cross the wire yet, and an exec user or terminal the
-// resident passed on would be dropped in silence.
-func forwarded(c protocol.Capabilities) protocol.Capabilities {
-	c.SandboxFiles, c.Upload, c.ExecUser, c.TTY, c.VolumeAdmin, c.Watch = false, false, false, false, false, false
-	return c
+	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: d.Capabilities, CallTimeout: p.callTimeout, DetachedBufferBytes: d.DetachedBufferBytes}
 }
 
 func (p *Provider) Secrets() provider.SecretPolicy { return p.policy }
@@ -260,7 +251,7 @@ func (p *Provider) notification(c *child, req *jsonrpc2.Request) {
 		var m wire.ExecOutput
 		if decodeNotif(req, &m) == nil {
 			if e := p.execOf(m.ExecID); e != nil {
-				e.output(m.Stream, m.Data)
+				e.output(m.Stream, m.Data, m.Offset)
 			}
 		}
 	case wire.NotifyExecExit:

@@ -23,6 +23,14 @@ type readStream struct {
 }
 
 func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, path string) (io.ReadCloser, error) {
+	return p.readStream(ctx, wire.MethodReadFile, func(id string) any {
+		return wire.ReadFileParams{Owner: wire.Owner(owner), Root: root, Path: path, StreamID: id}
+	})
+}
+
+// readStream runs a request that streams a file as store/data under a
+// stream id of ours (store/read_file, sandbox/read_file).
+func (p *Provider) readStream(ctx context.Context, method string, params func(streamID string) any) (io.ReadCloser, error) {
 	c, err := p.current(ctx)
 	if err != nil {
 		return nil, err
@@ -38,7 +46,7 @@ func (p *Provider) ReadFile(ctx context.Context, owner provider.Owner, root, pat
 	go func() {
 		// The read's whole life is one request, so it has no provider
 		// deadline of its own: a slow host holds it, as credit says.
-		err := p.streamCall(rctx, c, wire.MethodReadFile, wire.ReadFileParams{Owner: wire.Owner(owner), Root: root, Path: path, StreamID: rs.id})
+		err := p.streamCall(rctx, c, method, params(rs.id))
 		p.mu.Lock()
 		delete(p.reads, rs.id)
 		p.mu.Unlock()
@@ -79,12 +87,16 @@ func (rs *readStream) consumed(n int) {
 // streamCall is a request whose answer may take as long as its stream: no
 // provider deadline, cancelled with the context, failed when the child dies.
 func (p *Provider) streamCall(ctx context.Context, c *child, method string, params any) error {
+	return p.streamCallResult(ctx, c, method, params, nil)
+}
+
+func (p *Provider) streamCallResult(ctx context.Context, c *child, method string, params, result any) error {
 	call, err := c.conn.DispatchCall(ctx, method, params)
 	if err != nil {
 		return p.lost(c, method, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- call.Wait(ctx, nil) }()
+	go func() { done <- call.Wait(ctx, result) }()
 	select {
 	case err = <-done:
 	case <-c.gone:

@@ -70,6 +70,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("volume_admin", func(t *testing.T) { runVolumeAdmin(t, h) })
 	t.Run("selfcheck_files", func(t *testing.T) { runSelfCheckFiles(t, h) })
 	t.Run("hostile", func(t *testing.T) { runHostile(t, h) })
+	t.Run("detach", func(t *testing.T) { runDetach(t, h) })
 }
 
 // awaitTimeout bounds every wait. It is generous on purpose: the suite

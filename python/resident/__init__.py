@@ -14,11 +14,11 @@ from .client import Client, Execution, default_install_id, find_binary
 from .errors import (Cancelled, Conflict, CredentialsExpired, InternalError, InvalidRequest, NotFound,
                      OperationTimeout, ProtocolError, QuotaExceeded, ResidentError, ResidentExited, Transient,
                      Unauthorized)
-from .types import DirEntry, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
+from .types import DirEntry, ExecInfo, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
 
 __all__ = [
     "Client", "Execution", "default_install_id", "find_binary",
     "ResidentError", "InvalidRequest", "NotFound", "Unauthorized", "CredentialsExpired", "QuotaExceeded",
     "OperationTimeout", "Cancelled", "Conflict", "Transient", "InternalError", "ResidentExited", "ProtocolError",
-    "ExecResult", "Info", "Sandbox", "Volume", "DirEntry", "Listing", "ReadResult",
+    "ExecResult", "ExecInfo", "Info", "Sandbox", "Volume", "DirEntry", "Listing", "ReadResult",
 ]

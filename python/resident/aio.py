@@ -12,7 +12,7 @@ import functools
 from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .client import Client, Execution
-from .types import ExecResult, Listing, ReadResult, Sandbox, Volume
+from .types import ExecInfo, ExecResult, Listing, ReadResult, Sandbox, Volume
 
 
 class AsyncExecution:
@@ -104,9 +104,40 @@ class AsyncClient:
                 loop.call_soon_threadsafe(queue.put_nowait, (stream, data))
 
         inner = await self._run(self.client.start_exec, sandbox_id, argv, on_output=on_reader_thread, **kw)
+        return self._wrap(inner, queue)
+
+    def _streams(self, on_output: Optional[Callable[[str, bytes], None]], iterate: bool) -> Tuple[Any, Any]:
+        loop = asyncio.get_running_loop()
+        queue: "Optional[asyncio.Queue[Optional[Tuple[str, bytes]]]]" = asyncio.Queue() if iterate else None
+
+        def on_reader_thread(stream: str, data: bytes) -> None:
+            if on_output is not None:
+                loop.call_soon_threadsafe(on_output, stream, data)
+            if queue is not None:
+                loop.call_soon_threadsafe(queue.put_nowait, (stream, data))
+
+        return on_reader_thread, queue
+
+    def _wrap(self, inner: Execution, queue: Any) -> AsyncExecution:
         if queue is not None:
+            loop = asyncio.get_running_loop()
             inner._future.add_done_callback(lambda _f: loop.call_soon_threadsafe(queue.put_nowait, None))
         return AsyncExecution(inner, queue)
+
+    async def start_detached(self, sandbox_id: str, argv: Sequence[str], **kw: Any) -> str:
+        return await self._run(self.client.start_detached, sandbox_id, argv, **kw)
+
+    async def attach(self, exec_id: str, *, on_output: Optional[Callable[[str, bytes], None]] = None,
+                     iterate: bool = False, **kw: Any) -> AsyncExecution:
+        on_reader_thread, queue = self._streams(on_output, iterate)
+        inner = await self._run(self.client.attach, exec_id, on_output=on_reader_thread, **kw)
+        return self._wrap(inner, queue)
+
+    async def list_execs(self, sandbox_id: str) -> List[ExecInfo]:
+        return await self._run(self.client.list_execs, sandbox_id)
+
+    async def kill_detached(self, sandbox_id: str, exec_id: str) -> None:
+        await self._run(self.client.kill_detached, sandbox_id, exec_id)
 
     async def exec(self, sandbox_id: str, argv: Sequence[str], **kw: Any) -> ExecResult:
         ex = await self.start_exec(sandbox_id, argv, **kw)
@@ -120,6 +151,21 @@ class AsyncClient:
 
     async def read_file(self, root: str, path: str, into: Any = None) -> ReadResult:
         return await self._run(self.client.read_file, root, path, into)
+
+    async def create_volume(self, name: str) -> None:
+        await self._run(self.client.create_volume, name)
+
+    async def delete_volume(self, name: str) -> None:
+        await self._run(self.client.delete_volume, name)
+
+    async def read_sandbox_file(self, sandbox_id: str, path: str, into: Any = None) -> ReadResult:
+        return await self._run(self.client.read_sandbox_file, sandbox_id, path, into)
+
+    async def list_sandbox_dir(self, sandbox_id: str, path: str = "", limit: Optional[int] = None) -> Listing:
+        return await self._run(self.client.list_sandbox_dir, sandbox_id, path, limit)
+
+    async def upload(self, sandbox_id: str, path: str, source: Any, mode: Optional[int] = None) -> int:
+        return await self._run(self.client.upload, sandbox_id, path, source, mode)
 
     async def close(self) -> Optional[int]:
         return await self._run(self.client.close)

@@ -25,7 +25,7 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, O
 from . import _framing
 from .errors import (Cancelled, CredentialsExpired, ProtocolError, ResidentError, ResidentExited, Unauthorized,
                      from_wire)
-from .types import DirEntry, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
+from .types import DirEntry, ExecInfo, ExecResult, Info, Listing, ReadResult, Sandbox, Volume
 
 PROTOCOL_VERSION = 1
 EXIT_CREDENTIALS_EXPIRED = 3
@@ -83,11 +83,16 @@ class Execution:
         self._chunks: List[Tuple[str, bytes]] = []
         self._events: Optional["queue.Queue[Optional[Tuple[str, bytes]]]"] = queue.Queue() if iterate else None
         self._request_id: Optional[int] = None
+        #: For a detached exec: where exec/attach resumes after the output
+        #: delivered so far (Client.attach(..., offset=ex.offset)).
+        self.offset: Optional[int] = None
         self._future: "Future[Any]" = Future()
         self._stdin_thread: Optional[threading.Thread] = None
 
     # Called on the reader thread, in arrival order.
-    def _deliver(self, stream: str, data: bytes) -> None:
+    def _deliver(self, stream: str, data: bytes, offset: Optional[int] = None) -> None:
+        if offset is not None:
+            self.offset = int(offset)
         if self._capture:
             self._out.setdefault(stream, []).append(data)
             self._chunks.append((stream, data))
@@ -116,12 +121,18 @@ class Execution:
     def close_stdin(self) -> None:
         self.write(b"", eof=True)
 
+    def resize(self, rows: int, cols: int) -> None:
+        """Resizes the terminal of an exec started with tty."""
+        self._client._call("exec/resize", {"exec_id": self.exec_id, "rows": rows, "cols": cols})
+
     def kill(self) -> None:
         """Kills the exec's whole process tree; the result says killed."""
         self._client._call("exec/kill", {"exec_id": self.exec_id})
 
     def cancel(self) -> None:
-        """Cancels the exec request: the tree is killed and result() raises Cancelled."""
+        """Cancels the exec request: the tree is killed and result() raises
+        Cancelled. A detached exec is not killed: this session stops
+        following it (attach again later)."""
         if self._request_id is not None:
             self._client._notify("$/cancelRequest", {"id": self._request_id})
 
@@ -178,6 +189,7 @@ class Client:
         self._on_log = on_log
         self._on_expired = on_credentials_expired
         self._on_pull = on_pull_progress
+        self._on_watch: Optional[Callable[[Dict[str, Any]], None]] = None
         self._ids = itertools.count(1)
         self._exec_ids = itertools.count(1)
         self._session = uuid.uuid4().hex[:8]
@@ -305,7 +317,7 @@ class Client:
             with self._lock:
                 ex = self._execs.get(p.get("exec_id"))
             if ex is not None:
-                ex._deliver(p.get("stream", "stdout"), base64.b64decode(p.get("data") or ""))
+                ex._deliver(p.get("stream", "stdout"), base64.b64decode(p.get("data") or ""), p.get("offset"))
         elif method == "store/data":
             with self._lock:
                 sink = self._reads.get(p.get("stream_id"))
@@ -318,6 +330,11 @@ class Client:
                     self._on_expired(self._expired_message)
                 except Exception:
                     log.exception("credentials-expired callback failed")
+        elif method == "sandbox/changed" and self._on_watch is not None:
+            try:
+                self._on_watch(dict(p))
+            except Exception:
+                log.exception("watch callback failed")
         elif method == "sandbox/pull_progress" and self._on_pull is not None:
             try:
                 self._on_pull(dict(p))
@@ -403,12 +420,21 @@ class Client:
                    cwd: Optional[str] = None, timeout_s: Optional[float] = None,
                    stdin: Union[None, bool, bytes, IO[bytes], Iterable[bytes]] = None,
                    on_output: Optional[OutputCallback] = None, capture: bool = True, iterate: bool = False,
-                   exec_id: Optional[str] = None) -> Execution:
+                   exec_id: Optional[str] = None, detach: bool = False, user: Optional[str] = None,
+                   tty: Optional[Tuple[int, int]] = None) -> Execution:
         """Starts an exec and returns at once. ``stdin``: None or False closes
         it at start; True keeps it open for Execution.write; bytes, a binary
-        file or an iterable of bytes is streamed in and then closed."""
+        file or an iterable of bytes is streamed in and then closed.
+        ``detach`` keeps the exec running when this client or its resident
+        goes; follow it again with attach(exec_id, offset=ex.offset)."""
         exec_id = exec_id or f"py-{self._session}-{next(self._exec_ids)}"
         params: Dict[str, Any] = {"sandbox_id": sandbox_id, "argv": list(argv), "exec_id": exec_id}
+        if detach:
+            params["detach"] = True
+        if user:
+            params["user"] = user
+        if tty is not None:
+            params["tty"] = {"rows": int(tty[0]), "cols": int(tty[1])}
         if env:
             params["env"] = dict(env)
         if cwd:
@@ -417,6 +443,55 @@ class Client:
             params["timeout_s"] = timeout_s
         if stdin is not None and stdin is not False:
             params["stdin"] = True
+        ex = self._follow("sandbox/exec", params, exec_id, on_output, capture, iterate)
+        if stdin is not None and not isinstance(stdin, bool):
+            ex._stdin_thread = threading.Thread(target=self._feed_stdin, args=(ex, stdin), daemon=True,
+                                                name=f"resident-stdin-{exec_id}")
+            ex._stdin_thread.start()
+        return ex
+
+    def start_detached(self, sandbox_id: str, argv: Sequence[str], *, env: Optional[Mapping[str, str]] = None,
+                       cwd: Optional[str] = None, timeout_s: Optional[float] = None, stdin: bool = False,
+                       exec_id: Optional[str] = None) -> str:
+        """Starts a detached exec without following it (exec/start): a
+        background job that outlives this client and its resident. Returns
+        its exec id; follow it with attach()."""
+        exec_id = exec_id or f"job-{uuid.uuid4().hex[:12]}"
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "argv": list(argv), "exec_id": exec_id}
+        if env:
+            params["env"] = dict(env)
+        if cwd:
+            params["cwd"] = cwd
+        if timeout_s:
+            params["timeout_s"] = timeout_s
+        if stdin:
+            params["stdin"] = True
+        return str(self._call("exec/start", params)["exec_id"])
+
+    def attach(self, exec_id: str, *, sandbox_id: Optional[str] = None, offset: int = 0,
+               on_output: Optional[OutputCallback] = None, capture: bool = True,
+               iterate: bool = False) -> Execution:
+        """Follows a detached exec from ``offset`` (exec/attach), from any
+        session of the install: kept output, then live output, then its
+        result. Execution.offset keeps where to resume next time."""
+        params: Dict[str, Any] = {"exec_id": exec_id, "offset": int(offset)}
+        if sandbox_id:
+            params["sandbox_id"] = sandbox_id
+        ex = self._follow("exec/attach", params, exec_id, on_output, capture, iterate)
+        ex.offset = int(offset)
+        return ex
+
+    def list_execs(self, sandbox_id: str) -> List[ExecInfo]:
+        """The sandbox's detached execs, running or ended."""
+        res = self._call("sandbox/list_execs", {"sandbox_id": sandbox_id})
+        return [ExecInfo.from_wire(e) for e in res.get("execs") or []]
+
+    def kill_detached(self, sandbox_id: str, exec_id: str) -> None:
+        """Kills a detached exec this client does not follow, whole tree."""
+        self._call("exec/kill", {"exec_id": exec_id, "sandbox_id": sandbox_id})
+
+    def _follow(self, method: str, params: Dict[str, Any], exec_id: str, on_output: Optional[OutputCallback],
+                capture: bool, iterate: bool) -> Execution:
         ex = Execution(self, exec_id, on_output, capture, iterate)
 
         def register(rid: int) -> None:
@@ -424,7 +499,7 @@ class Client:
             with self._lock:
                 self._execs[exec_id] = ex
 
-        fut = self._start("sandbox/exec", params, before_send=register)
+        fut = self._start(method, params, before_send=register)
 
         def finished(f: "Future[Any]") -> None:
             with self._lock:
@@ -436,10 +511,6 @@ class Client:
                 ex._future.set_result(f.result())
 
         fut.add_done_callback(finished)
-        if stdin is not None and not isinstance(stdin, bool):
-            ex._stdin_thread = threading.Thread(target=self._feed_stdin, args=(ex, stdin), daemon=True,
-                                                name=f"resident-stdin-{exec_id}")
-            ex._stdin_thread.start()
         return ex
 
     def _feed_stdin(self, ex: Execution, source: Union[bytes, IO[bytes], Iterable[bytes]]) -> None:
@@ -473,13 +544,81 @@ class Client:
     def read_file(self, root: str, path: str, into: Optional[IO[bytes]] = None) -> ReadResult:
         """Streams a volume's file. With ``into`` the bytes go there as they
         arrive (any size); else they are returned in ReadResult.data."""
+        return self._read_stream("store/read_file", {"root": root, "path": path}, into)
+
+    def create_volume(self, name: str) -> None:
+        """Creates a store volume owned by this install (store/create_volume)."""
+        self._call("store/create_volume", {"name": name})
+
+    def delete_volume(self, name: str) -> None:
+        """Deletes one of this install's volumes; one a running sandbox mounts is Conflict."""
+        self._call("store/delete_volume", {"name": name})
+
+    # ---- files of a running sandbox -------------------------------------
+
+    def read_sandbox_file(self, sandbox_id: str, path: str, into: Optional[IO[bytes]] = None) -> ReadResult:
+        """Streams a running sandbox's file (sandbox/read_file), read as the
+        sandbox's user; a relative path is in its work directory. With
+        ``into`` the bytes go there as they arrive (any size)."""
+        return self._read_stream("sandbox/read_file", {"sandbox_id": sandbox_id, "path": path}, into)
+
+    def list_sandbox_dir(self, sandbox_id: str, path: str = "", limit: Optional[int] = None) -> Listing:
+        """Lists a directory of a running sandbox (sandbox/list_dir)."""
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path}
+        if limit is not None:
+            params["limit"] = limit
+        r = self._call("sandbox/list_dir", params)
+        return Listing([DirEntry.from_wire(e) for e in r["entries"]], bool(r.get("truncated")))
+
+    def upload(self, sandbox_id: str, path: str, source: Union[bytes, IO[bytes], Iterable[bytes]],
+               mode: Optional[int] = None) -> int:
+        """Writes a file of any size into a running sandbox, streamed
+        (sandbox/write_file with a stream, fed by upload/data, each answered
+        as it is accepted), atomically: a reader never sees half of it, and
+        a failed upload leaves nothing behind. Returns the bytes written."""
+        stream_id = f"py-up-{self._session}-{next(self._ids)}"
+        params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path, "stream_id": stream_id}
+        if mode is not None:
+            params["mode"] = mode
+        rid: List[int] = []
+        fut = self._start("sandbox/write_file", params, before_send=rid.append)
+        try:
+            for chunk in _chunks(source):
+                if fut.done():
+                    break  # refused: its answer says why
+                self._call("upload/data", {"stream_id": stream_id, "data": _b64(chunk)})
+            else:
+                self._call("upload/data", {"stream_id": stream_id, "eof": True})
+        except ResidentError:
+            if not fut.done():
+                raise
+        except BaseException:
+            # The source failed (or we were interrupted): cancel the upload
+            # and wait until the resident has removed what it wrote.
+            self._notify("$/cancelRequest", {"id": rid[0]})
+            try:
+                fut.result(timeout=60)
+            except ResidentError:
+                pass
+            raise
+        return int(fut.result()["bytes"])
+
+    def watch(self, on_event: Callable[[Dict[str, Any]], None]) -> List[Sandbox]:
+        """Starts sandbox/watch: on_event gets each sandbox/changed (created,
+        state, terminated, exec_started, exec_ended) on the reader thread.
+        Returns the owned sandboxes at the start."""
+        self._on_watch = on_event
+        res = self._call("sandbox/watch", {})
+        return [Sandbox.from_wire(b) for b in res.get("sandboxes") or []]
+
+    def _read_stream(self, method: str, params: Dict[str, Any], into: Optional[IO[bytes]]) -> ReadResult:
         stream_id = f"py-read-{self._session}-{next(self._ids)}"
         parts: List[bytes] = []
         sink: Callable[[bytes], None] = into.write if into is not None else parts.append  # type: ignore[assignment]
         with self._lock:
             self._reads[stream_id] = sink
         try:
-            r = self._call("store/read_file", {"root": root, "path": path, "stream_id": stream_id})
+            r = self._call(method, dict(params, stream_id=stream_id))
         finally:
             with self._lock:
                 self._reads.pop(stream_id, None)

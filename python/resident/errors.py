@@ -25,8 +25,17 @@ class ResidentError(Exception):
 
     @property
     def reason(self) -> Optional[str]:
+        """Why, from a closed set (no_such_file, is_directory, not_directory,
+        permission_denied, too_large, exists), for a failure about a file, a
+        program or a volume: a missing file is told from a missing sandbox."""
         r = self.data.get("reason")
         return r if isinstance(r, str) else None
+
+    @property
+    def field(self) -> Optional[str]:
+        """The param the reason is about (path, argv, cwd, user, name)."""
+        f = self.data.get("field")
+        return f if isinstance(f, str) else None
 
     def __str__(self) -> str:
         where = f"{self.method}: " if self.method else ""

@@ -34,13 +34,14 @@ import os
 import shlex
 import socket
 import threading
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .client import Client
-from .errors import ResidentError
+from .errors import ResidentError, ResidentExited, Transient
 
 log = logging.getLogger("resident.sandbox")
 
@@ -75,9 +76,43 @@ class Sandbox(ABC):
     def exec(self, cmd: str, timeout: int = 300, cwd: Optional[str] = None) -> ExecuteResult: ...
 
     @abstractmethod
-    def exec_async_poll(self, cmd: str, timeout: int = 600, poll_interval: int = 10) -> ExecuteResult: ...
+    def exec_async_poll(self, cmd: str, timeout: int = 600, poll_interval: int = 10) -> ExecuteResult:
+        """A long command that survives what a gateway timeout is for the
+        peers: here, the resident itself going away. It runs as a detached
+        exec (held by the sandbox, not by the resident) and is followed with
+        exec/attach; when the resident dies the sandbox's client is spawned
+        again and attaches from the last offset it delivered, so the output
+        has nothing twice and nothing missing. ``poll_interval`` bounds the
+        wait between reconnection attempts. A provider without detached
+        execs runs it as one streamed exec."""
+        sid = self._id()
+        if not self.client.info.capabilities.get("detach"):
+            return self.exec(cmd, timeout=timeout)
+        exec_id = self.client.start_detached(sid, [*self.shell, cmd], cwd=self.WORK_DIR, timeout_s=timeout)
+        chunks: List[bytes] = []
+        offset = 0
+        give_up = time.monotonic() + timeout + 60
+        while True:
+            ex = self.client.attach(exec_id, sandbox_id=sid, offset=offset,
+                                    on_output=lambda _stream, data: chunks.append(data), capture=False)
+            try:
+                r = ex.result()
+            except (ResidentExited, Transient) as e:
+                offset = ex.offset if ex.offset is not None else offset
+                if time.monotonic() > give_up:
+                    raise
+                log.warning("exec_async_poll: lost the resident (%s); attaching again at offset %d", e, offset)
+                self._drop_dead_client()
+                time.sleep(min(max(poll_interval, 0), 1.0))
+                continue
+            return ExecuteResult(r.exit_code, b"".join(chunks).decode("utf-8", "replace"), r.timed_out)
 
-    @abstractmethod
+    def _drop_dead_client(self) -> None:
+        """Forgets a shared client whose resident is gone, so the next use
+        spawns a fresh one; a client the caller passed in is theirs."""
+        if self._key[0] != "client" and self._client is not None and not self._client.alive:
+            self._client = None
+
     def upload_file(self, remote_path: str, content: bytes) -> None: ...
 
     @abstractmethod
@@ -247,6 +282,9 @@ class ResidentSandbox(Sandbox):
         if len(content) <= limit:
             self.client.write_file(sid, path, content, mode)
             return
+        if self.client.info.capabilities.get("upload"):
+            self.client.upload(sid, path, content, mode)  # streamed and atomic
+            return
         # Past one write_file, stream through the shell's cat. The path is
         # made relative to "/", which every provider resolves as the
         # sandbox's root (local maps it into the sandbox directory).
@@ -258,6 +296,15 @@ class ResidentSandbox(Sandbox):
         if r.exit_code != 0:
             raise SetupError(f"upload of {remote_path} failed (exit {r.exit_code}): "
                              f"{r.output.decode('utf-8', 'replace')[-2000:]}")
+
+    def read_file(self, remote_path: str) -> bytes:
+        """The bytes of a file of the running sandbox (relative paths are
+        under WORK_DIR), scrubbed as all output is; a missing file raises
+        NotFound with reason no_such_file."""
+        sid = self._id()
+        path = remote_path if remote_path.startswith("/") else f"{self.WORK_DIR}/{remote_path}"
+        data = self.client.read_sandbox_file(sid, path).data
+        return data or b""
 
     def setup(self, seed_dir: Path, universe: str, loop_prompt_template: str,
               wheels: Optional[List[Path]] = None) -> None:

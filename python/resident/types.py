@@ -57,6 +57,10 @@ class ExecResult:
     stdout_dropped: int = 0
     stderr_dropped: int = 0
     duration_ms: int = 0
+    #: Detached execs: where exec/attach would continue (the end of the
+    #: output), and the asked-for bytes the sandbox no longer kept.
+    next_offset: Optional[int] = None
+    output_lost: int = 0
     stdout: bytes = b""
     stderr: bytes = b""
     #: (stream, data) chunks in the order they arrived, when captured.
@@ -77,7 +81,28 @@ class ExecResult:
                    killed=bool(r.get("killed")), signal=r.get("signal") or None,
                    oom_killed=bool(r.get("oom_killed")), stdout_bytes=int(r.get("stdout_bytes", 0)),
                    stderr_bytes=int(r.get("stderr_bytes", 0)), stdout_dropped=int(r.get("stdout_dropped", 0)),
-                   stderr_dropped=int(r.get("stderr_dropped", 0)), duration_ms=int(r.get("duration_ms", 0)))
+                   stderr_dropped=int(r.get("stderr_dropped", 0)), duration_ms=int(r.get("duration_ms", 0)),
+                   next_offset=r.get("next_offset"), output_lost=int(r.get("output_lost", 0)))
+
+
+@dataclass
+class ExecInfo:
+    """One detached exec as sandbox/list_execs reports it."""
+    exec_id: str
+    argv: List[str]
+    started_at: str
+    running: bool
+    exit_code: Optional[int] = None
+    signal: Optional[str] = None
+    next_offset: int = 0
+    buffered_bytes: int = 0
+    dropped_bytes: int = 0
+
+    @classmethod
+    def from_wire(cls, r: Dict[str, Any]) -> "ExecInfo":
+        return cls(r.get("exec_id", ""), list(r.get("argv") or []), r.get("started_at", ""), bool(r.get("running")),
+                   r.get("exit_code"), r.get("signal") or None, int(r.get("next_offset", 0)),
+                   int(r.get("buffered_bytes", 0)), int(r.get("dropped_bytes", 0)))
 
 
 @dataclass

@@ -83,7 +83,8 @@ func (s *Server) startExec(conn *jsonrpc2.Conn, p *wire.ExecStartParams) error {
 	e := &execution{cancel: cancel, window: win}
 	s.execs[p.ExecID] = e
 	s.mu.Unlock()
-	proc, err := s.prov.Exec(ctx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive})
+	proc, err := s.prov.Exec(ctx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive,
+		User: p.User, TTY: p.TTY})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.execs, p.ExecID)
@@ -175,14 +176,20 @@ func (s *Server) store(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	if err != nil {
 		return nil, err
 	}
+	return s.sendStream(ctx, conn, p.StreamID, rc)
+}
+
+// sendStream sends rc as store/data under streamID, within the credit the
+// resident grants, and answers {} at its end.
+func (s *Server) sendStream(ctx context.Context, conn *jsonrpc2.Conn, streamID string, rc io.ReadCloser) (any, error) {
 	defer rc.Close()
 	s.mu.Lock()
 	win := newWindow(s.window)
-	s.reads[p.StreamID] = win
+	s.reads[streamID] = win
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.reads, p.StreamID)
+		delete(s.reads, streamID)
 		s.mu.Unlock()
 	}()
 	stop := context.AfterFunc(ctx, win.close)
@@ -195,7 +202,7 @@ func (s *Server) store(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		}
 		n, err := rc.Read(buf[:want])
 		if n > 0 {
-			if nerr := conn.Notify(ctx, wire.NotifyStoreData, wire.StoreData{StreamID: p.StreamID, Data: buf[:n]}); nerr != nil {
+			if nerr := conn.Notify(ctx, wire.NotifyStoreData, wire.StoreData{StreamID: streamID, Data: buf[:n]}); nerr != nil {
 				return nil, nerr
 			}
 		}

@@ -39,6 +39,7 @@ type Server struct {
 	conn     *jsonrpc2.Conn
 	execs    map[string]*execution
 	reads    map[string]*window
+	uploads  map[string]*upload
 	requests map[string]context.CancelFunc
 	window   int64
 	done     chan struct{}
@@ -47,7 +48,7 @@ type Server struct {
 
 // New prepares a server; Serve starts it.
 func New(prov provider.Provider, log *zap.Logger) *Server {
-	return &Server{prov: prov, log: log, execs: map[string]*execution{}, reads: map[string]*window{},
+	return &Server{prov: prov, log: log, execs: map[string]*execution{}, reads: map[string]*window{}, uploads: map[string]*upload{},
 		requests: map[string]context.CancelFunc{}, window: 1 << 20, done: make(chan struct{})}
 }
 
@@ -230,6 +231,11 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		return wire.Empty{}, nil
 	case wire.MethodListVolumes, wire.MethodListDir, wire.MethodReadFile:
 		return s.store(ctx, conn, req)
+	case wire.MethodSandboxReadFile, wire.MethodSandboxListDir, wire.MethodSandboxUpload, wire.MethodUploadData,
+		wire.MethodCreateVolume, wire.MethodDeleteVolume, wire.MethodExecResize:
+		return s.files(ctx, conn, req)
+	case wire.MethodExecStartDetached, wire.MethodExecAttach, wire.MethodExecRelease, wire.MethodExecList, wire.MethodExecKillDetached:
+		return s.detached(ctx, conn, req)
 	case wire.MethodShutdown:
 		s.once.Do(func() { close(s.done) })
 		return wire.Empty{}, nil
@@ -301,7 +307,21 @@ func Describe(prov provider.Provider) wire.InitializeResult {
 	sec := prov.Secrets()
 	out := wire.InitializeResult{
 		ProtocolVersion: wire.Version, Name: info.Name, Version: info.Version, Capabilities: info.Capabilities,
-		Secrets: wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
+		DetachedBufferBytes: info.DetachedBufferBytes,
+		Secrets:             wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
+	}
+	// What the provider announces but cannot be served is not announced.
+	if _, ok := prov.(provider.Detacher); !ok {
+		out.Capabilities.Detach, out.DetachedBufferBytes = false, 0
+	}
+	if _, ok := prov.(provider.SandboxFiles); !ok {
+		out.Capabilities.SandboxFiles = false
+	}
+	if _, ok := prov.(provider.StreamWriter); !ok {
+		out.Capabilities.Upload = false
+	}
+	if _, ok := prov.(provider.VolumeAdmin); !ok {
+		out.Capabilities.VolumeAdmin = false
 	}
 	for _, t := range sec.Tokens {
 		out.Secrets.TokenPatterns = append(out.Secrets.TokenPatterns, wire.TokenPattern{

@@ -15,29 +15,44 @@ const DescribeEnv = "RESIDENT_PROVIDER_DESCRIBE"
 
 // Requests, resident to provider.
 const (
-	MethodInitialize   = "initialize"
-	MethodAuthApply    = "auth/apply"
-	MethodAuthSecrets  = "auth/secrets"
-	MethodCreate       = "sandbox/create"
-	MethodListOwned    = "sandbox/list_owned"
-	MethodReadOwner    = "sandbox/read_owner"
-	MethodTerminate    = "sandbox/terminate"
-	MethodWriteFile    = "sandbox/write_file"
-	MethodExecStart    = "exec/start"
-	MethodExecStdin    = "exec/stdin"
-	MethodExecKill     = "exec/kill"
-	MethodListVolumes  = "store/list_volumes"
-	MethodListDir      = "store/list_dir"
-	MethodReadFile     = "store/read_file"
-	MethodShutdown     = "shutdown"
-	MethodCancel       = "$/cancelRequest"
-	NotifyExecCredit   = "exec/credit"
-	NotifyStoreCredit  = "store/credit"
-	NotifyExecOutput   = "exec/output"
-	NotifyExecExit     = "exec/exit"
-	NotifyStoreData    = "store/data"
-	NotifyUnauthorized = "provider/unauthorized"
-	NotifyProgress     = "provider/progress"
+	MethodInitialize  = "initialize"
+	MethodAuthApply   = "auth/apply"
+	MethodAuthSecrets = "auth/secrets"
+	MethodCreate      = "sandbox/create"
+	MethodListOwned   = "sandbox/list_owned"
+	MethodReadOwner   = "sandbox/read_owner"
+	MethodTerminate   = "sandbox/terminate"
+	MethodWriteFile   = "sandbox/write_file"
+	MethodExecStart   = "exec/start"
+	MethodExecStdin   = "exec/stdin"
+	MethodExecKill    = "exec/kill"
+	MethodExecResize  = "exec/resize"
+	// Files of a running sandbox and volume admin (capabilities
+	// sandbox_files, upload, volume_admin).
+	MethodSandboxReadFile = "sandbox/read_file"
+	MethodSandboxListDir  = "sandbox/list_dir"
+	MethodSandboxUpload   = "sandbox/upload"
+	MethodUploadData      = "upload/data"
+	MethodCreateVolume    = "store/create_volume"
+	MethodDeleteVolume    = "store/delete_volume"
+	// Detached execs (capability detach, §4.1 of the page).
+	MethodExecStartDetached = "exec/start_detached"
+	MethodExecAttach        = "exec/attach"
+	MethodExecRelease       = "exec/release"
+	MethodExecList          = "exec/list"
+	MethodExecKillDetached  = "exec/kill_detached"
+	MethodListVolumes       = "store/list_volumes"
+	MethodListDir           = "store/list_dir"
+	MethodReadFile          = "store/read_file"
+	MethodShutdown          = "shutdown"
+	MethodCancel            = "$/cancelRequest"
+	NotifyExecCredit        = "exec/credit"
+	NotifyStoreCredit       = "store/credit"
+	NotifyExecOutput        = "exec/output"
+	NotifyExecExit          = "exec/exit"
+	NotifyStoreData         = "store/data"
+	NotifyUnauthorized      = "provider/unauthorized"
+	NotifyProgress          = "provider/progress"
 )
 
 // InitializeParams opens a session with a provider.
@@ -58,6 +73,9 @@ type InitializeResult struct {
 	Secrets         Secrets               `json:"secrets"`
 	// OwnerKey, when set, is the fixed owner tag key the provider writes.
 	OwnerKey string `json:"owner_key,omitempty"`
+	// DetachedBufferBytes is how much output a detached exec keeps
+	// (capabilities.detach).
+	DetachedBufferBytes int64 `json:"detached_buffer_bytes,omitempty"`
 }
 
 // Secrets is a provider's secret policy as data.
@@ -150,6 +168,60 @@ type ExecStartParams struct {
 	// Exclusive: kill every other process of the sandbox first; a provider
 	// that cannot must refuse the exec (invalid_request), never ignore it.
 	Exclusive bool `json:"exclusive,omitempty"`
+	// User and TTY as in protocol.md's sandbox/exec (capabilities
+	// exec_user and tty).
+	User string               `json:"user,omitempty"`
+	TTY  *protocol.WindowSize `json:"tty,omitempty"`
+}
+
+type ExecResizeParams struct {
+	ExecID string `json:"exec_id"`
+	Rows   uint16 `json:"rows"`
+	Cols   uint16 `json:"cols"`
+}
+
+// SandboxReadFileParams stream a running sandbox's file as store/data
+// under StreamID, with store/credit, answering {} at its end.
+type SandboxReadFileParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	StreamID  string `json:"stream_id"`
+}
+
+type SandboxListDirParams struct {
+	SandboxID string `json:"sandbox_id"`
+	Path      string `json:"path"`
+	Limit     int    `json:"limit"`
+}
+
+// UploadParams open an atomic write of a file of any size, fed by
+// upload/data under UploadID; answered with the bytes written once the
+// file is in place.
+type UploadParams struct {
+	SandboxID string  `json:"sandbox_id"`
+	Path      string  `json:"path"`
+	Mode      *uint32 `json:"mode,omitempty"`
+	UploadID  string  `json:"upload_id"`
+}
+
+type UploadResult struct {
+	Bytes int64 `json:"bytes"`
+}
+
+// UploadData is the next piece of an upload, answered once accepted. It may
+// arrive before its sandbox/upload does: the provider holds it until then.
+// Abort fails the upload: the provider removes what it wrote, then answers
+// the sandbox/upload with an error.
+type UploadData struct {
+	UploadID string `json:"upload_id"`
+	Data     []byte `json:"data,omitempty"`
+	EOF      bool   `json:"eof,omitempty"`
+	Abort    bool   `json:"abort,omitempty"`
+}
+
+type VolumeParams struct {
+	Owner Owner  `json:"owner"`
+	Name  string `json:"name"`
 }
 
 type ExecStdinParams struct {
@@ -171,6 +243,48 @@ type ExecOutput struct {
 	ExecID string `json:"exec_id"`
 	Stream string `json:"stream"`
 	Data   []byte `json:"data"`
+	// Offset: an attachment's chunks carry the offset of their first byte
+	// in the detached exec's output.
+	Offset int64 `json:"offset,omitempty"`
+}
+
+// DetachedStartParams start a detached exec named ExecID in its sandbox.
+type DetachedStartParams struct {
+	SandboxID string            `json:"sandbox_id"`
+	ExecID    string            `json:"exec_id"`
+	Argv      []string          `json:"argv"`
+	Env       map[string]string `json:"env"`
+	Cwd       string            `json:"cwd"`
+	Stdin     bool              `json:"stdin"`
+	Exclusive bool              `json:"exclusive,omitempty"`
+	// DeadlineUnixMS, unless 0, is when the provider kills it.
+	DeadlineUnixMS int64                `json:"deadline_unix_ms,omitempty"`
+	User           string               `json:"user,omitempty"`
+	TTY            *protocol.WindowSize `json:"tty,omitempty"`
+}
+
+// AttachParams open an attachment, named AttachID as an exec is: its
+// output, credit, stdin and exit travel under that id.
+type AttachParams struct {
+	AttachID  string `json:"attach_id"`
+	SandboxID string `json:"sandbox_id"`
+	ExecID    string `json:"exec_id"`
+	Offset    int64  `json:"offset"`
+}
+
+type AttachResult struct {
+	Offset int64 `json:"offset"`
+	Lost   int64 `json:"lost"`
+	Stdin  bool  `json:"stdin"`
+}
+
+type DetachedExecParams struct {
+	SandboxID string `json:"sandbox_id"`
+	ExecID    string `json:"exec_id"`
+}
+
+type ListExecsResult struct {
+	Execs []protocol.ExecInfo `json:"execs"`
 }
 
 // ExecExit ends an exec: exactly one per started exec.
@@ -179,9 +293,12 @@ type ExecExit struct {
 	Code      int    `json:"code"`
 	Signal    string `json:"signal,omitempty"`
 	OOMKilled bool   `json:"oom_killed,omitempty"`
-	// Killed: the provider killed it for another exec's exclusive start.
-	Killed bool   `json:"killed,omitempty"`
-	Error  *Error `json:"error,omitempty"`
+	// Killed: the provider killed it for another exec's exclusive start
+	// (or, for an attachment, by exec/kill_detached).
+	Killed bool `json:"killed,omitempty"`
+	// TimedOut: a detached exec killed at its deadline.
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Error    *Error `json:"error,omitempty"`
 }
 
 // Error is a JSON-RPC error object with the resident's kind.
@@ -213,7 +330,9 @@ func (d ErrorData) Error(msg string) error {
 		kind = protocol.KindTransient
 	}
 	e := &protocol.Error{Kind: kind, Msg: msg}
-	if d.Reason.Known() {
+	// A reason that contradicts its kind is dropped: the kind is what
+	// hosts branch on first.
+	if d.Reason.Known() && d.Reason.Kind() == kind {
 		e.Reason, e.Field = d.Reason, d.Field
 	}
 	return e
