@@ -236,6 +236,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     for (const file of outputLogs) {
       const text = fs.readFileSync(file, 'utf8');
       assert.match(text, /capabilities:/, `${file} is the Resident channel`);
+      assert.ok(text.includes(`residentctl --provider ${provider} --install-id ${installId}`), 'the channel names the identity, as residentctl takes it');
       assert.ok(!text.includes(CANARY), `the canary is in ${file}`);
     }
     assert.ok(!downloaded.includes(CANARY), 'the canary is in the downloaded file');
