@@ -203,7 +203,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await wb.command('View: Show Resident');
     await wb.clickRow('Sandboxes', plantedId.slice(0, 16));
     await wb.command('Resident: Import File into Sandbox');
-    await wb.answer('Import a file into the sandbox', local); // the open dialog: a path
+    await wb.pickFile('Import a file into the sandbox', dir, path.basename(local)); // the open dialog
     await wb.answer('Path in the sandbox', '/home/e2e/imported.bin');
     await wb.waitText('.notification-list-item-message', 'Imported');
     const sum = execFileSync(residentctl, ['exec', plantedId, ...ctlArgs, '--', 'sha256sum', '/home/e2e/imported.bin'], { encoding: 'utf8' });

@@ -165,24 +165,39 @@ export class Workbench {
         }
       }, value);
     }
-    // A quick pick takes Enter once its rows are there; an Enter that still
-    // lands while the widget settles is dropped: press again, but only
-    // after long enough that the next input cannot be the one taking it.
+    // A quick pick takes Enter once its rows are there (an Enter before is
+    // dropped). One Enter only: a second one, on a loaded machine, would
+    // land on the next input and accept it unseen.
     await this.page.waitForFunction(() => {
       const w = document.querySelector('.quick-input-widget');
       const list = w && w.querySelector('.quick-input-list');
       return !list || list.style.display === 'none' || list.querySelectorAll('.monaco-list-row').length > 0;
     });
-    const deadline = Date.now() + STEP_MS;
-    for (;;) {
-      await this.page.keyboard.press('Enter');
-      const gone = await this.page.waitForFunction((t) => {
-        const w = document.querySelector('.quick-input-widget');
-        return !w || w.style.display === 'none' || !w.textContent.includes(t);
-      }, { timeout: 10000 }, title).then(() => true, () => false);
-      if (gone) return;
-      if (Date.now() > deadline) throw new Error(`the input "${title}" never accepted`);
-    }
+    await this.page.keyboard.press('Enter');
+    await this.page.waitForFunction((t) => {
+      const w = document.querySelector('.quick-input-widget');
+      return !w || w.style.display === 'none' || !w.textContent.includes(t);
+    }, {}, title);
+  }
+
+  /** In the editor's own file dialog (title): go to dir, then click the file name, as a user would. */
+  async pickFile(title, dir, name) {
+    await this.page.waitForFunction((t) => {
+      const w = document.querySelector('.quick-input-widget');
+      return w && w.style.display !== 'none' && w.textContent.includes(t);
+    }, {}, title);
+    const input = await this.page.waitForSelector('.quick-input-widget .quick-input-box input', { visible: true });
+    await input.evaluate((i, v) => {
+      i.value = v;
+      i.dispatchEvent(new Event('input', { bubbles: true }));
+    }, dir.endsWith('/') ? dir : `${dir}/`);
+    const row = await this.page.waitForFunction((n) => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')]
+      .find((r) => r.textContent.includes(n)), {}, name);
+    await row.asElement().click();
+    await this.page.waitForFunction((t) => {
+      const w = document.querySelector('.quick-input-widget');
+      return !w || w.style.display === 'none' || !w.textContent.includes(t);
+    }, {}, title);
   }
 
   /** The tree rows of a view pane, by the pane's title. */
