@@ -123,8 +123,10 @@ func TestImageWithoutShell(t *testing.T) {
 	if r.err != nil || r.stdout != "no shell needed\n" {
 		t.Fatalf("%+v", r)
 	}
-	if _, err := p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"sh"}}); protocol.KindOf(err) != protocol.KindInvalidRequest {
-		t.Fatalf("sh in an image without one: %v", err)
+	if _, err := p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"sh"}}); protocol.KindOf(err) != protocol.KindNotFound {
+		t.Fatalf("sh in an image without one: %v; want not_found (reason no_such_file)", err)
+	} else if reason, _ := protocol.ReasonOf(err); reason != protocol.ReasonNoSuchFile {
+		t.Fatalf("sh in an image without one: reason %q; want no_such_file", reason)
 	}
 }
 

@@ -84,8 +84,8 @@ func TestExecErrors(t *testing.T) {
 		t.Errorf("missing cwd: %v", err)
 	}
 	_, err = p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"no-such-binary"}})
-	if protocol.KindOf(err) != protocol.KindInvalidRequest || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("missing binary: %v", err)
+	if reason, field := protocol.ReasonOf(err); reason != protocol.ReasonNoSuchFile || field != protocol.FieldArgv || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing binary: %v (reason %q, field %q); want no_such_file about argv", err, reason, field)
 	}
 	_, err = p.Exec(testCtx(t), id, provider.ExecRequest{Argv: []string{"true"}, Env: map[string]string{"A=B": "x"}})
 	if protocol.KindOf(err) != protocol.KindInvalidRequest {
