@@ -76,43 +76,9 @@ class Sandbox(ABC):
     def exec(self, cmd: str, timeout: int = 300, cwd: Optional[str] = None) -> ExecuteResult: ...
 
     @abstractmethod
-    def exec_async_poll(self, cmd: str, timeout: int = 600, poll_interval: int = 10) -> ExecuteResult:
-        """A long command that survives what a gateway timeout is for the
-        peers: here, the resident itself going away. It runs as a detached
-        exec (held by the sandbox, not by the resident) and is followed with
-        exec/attach; when the resident dies the sandbox's client is spawned
-        again and attaches from the last offset it delivered, so the output
-        has nothing twice and nothing missing. ``poll_interval`` bounds the
-        wait between reconnection attempts. A provider without detached
-        execs runs it as one streamed exec."""
-        sid = self._id()
-        if not self.client.info.capabilities.get("detach"):
-            return self.exec(cmd, timeout=timeout)
-        exec_id = self.client.start_detached(sid, [*self.shell, cmd], cwd=self.WORK_DIR, timeout_s=timeout)
-        chunks: List[bytes] = []
-        offset = 0
-        give_up = time.monotonic() + timeout + 60
-        while True:
-            ex = self.client.attach(exec_id, sandbox_id=sid, offset=offset,
-                                    on_output=lambda _stream, data: chunks.append(data), capture=False)
-            try:
-                r = ex.result()
-            except (ResidentExited, Transient) as e:
-                offset = ex.offset if ex.offset is not None else offset
-                if time.monotonic() > give_up:
-                    raise
-                log.warning("exec_async_poll: lost the resident (%s); attaching again at offset %d", e, offset)
-                self._drop_dead_client()
-                time.sleep(min(max(poll_interval, 0), 1.0))
-                continue
-            return ExecuteResult(r.exit_code, b"".join(chunks).decode("utf-8", "replace"), r.timed_out)
+    def exec_async_poll(self, cmd: str, timeout: int = 600, poll_interval: int = 10) -> ExecuteResult: ...
 
-    def _drop_dead_client(self) -> None:
-        """Forgets a shared client whose resident is gone, so the next use
-        spawns a fresh one; a client the caller passed in is theirs."""
-        if self._key[0] != "client" and self._client is not None and not self._client.alive:
-            self._client = None
-
+    @abstractmethod
     def upload_file(self, remote_path: str, content: bytes) -> None: ...
 
     @abstractmethod
@@ -268,11 +234,41 @@ class ResidentSandbox(Sandbox):
         return ExecuteResult(r.exit_code, r.output.decode("utf-8", "replace"), r.timed_out)
 
     def exec_async_poll(self, cmd: str, timeout: int = 600, poll_interval: int = 10) -> ExecuteResult:
-        """A long command. The resident's stream has no gateway to time out,
-        so this is one streamed exec; ``poll_interval`` is accepted for the
-        interface and unused. (Surviving a resident restart needs detached
-        execs, which the resident does not have yet.)"""
-        return self.exec(cmd, timeout=timeout)
+        """A long command that survives what a gateway timeout is for the
+        peers: here, the resident itself going away. It runs as a detached
+        exec (held by the sandbox, not by the resident) and is followed with
+        exec/attach; when the resident dies the sandbox's client is spawned
+        again and attaches from the last offset it delivered, so the output
+        has nothing twice and nothing missing. ``poll_interval`` bounds the
+        wait between reconnection attempts. A provider without detached
+        execs runs it as one streamed exec."""
+        sid = self._id()
+        if not self.client.info.capabilities.get("detach"):
+            return self.exec(cmd, timeout=timeout)
+        exec_id = self.client.start_detached(sid, [*self.shell, cmd], cwd=self.WORK_DIR, timeout_s=timeout)
+        chunks: List[bytes] = []
+        offset = 0
+        give_up = time.monotonic() + timeout + 60
+        while True:
+            ex = self.client.attach(exec_id, sandbox_id=sid, offset=offset,
+                                    on_output=lambda _stream, data: chunks.append(data), capture=False)
+            try:
+                r = ex.result()
+            except (ResidentExited, Transient) as e:
+                offset = ex.offset if ex.offset is not None else offset
+                if time.monotonic() > give_up:
+                    raise
+                log.warning("exec_async_poll: lost the resident (%s); attaching again at offset %d", e, offset)
+                self._drop_dead_client()
+                time.sleep(min(max(poll_interval, 0), 1.0))
+                continue
+            return ExecuteResult(r.exit_code, b"".join(chunks).decode("utf-8", "replace"), r.timed_out)
+
+    def _drop_dead_client(self) -> None:
+        """Forgets a shared client whose resident is gone, so the next use
+        spawns a fresh one; a client the caller passed in is theirs."""
+        if self._key[0] != "client" and self._client is not None and not self._client.alive:
+            self._client = None
 
     def upload_file(self, remote_path: str, content: bytes, mode: Optional[int] = None) -> None:
         """Puts content at remote_path (relative paths are under WORK_DIR), any size."""

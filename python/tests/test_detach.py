@@ -79,7 +79,7 @@ def test_exec_async_poll_survives_a_resident_restart(make_sandbox):
             break
         time.sleep(0.2)
     else:
-        pytest.fail("the detached command produced no output")
+        pytest.fail(f"the detached command produced no output (exec_async_poll: {result!r}; execs {execs!r})")
     os.kill(first._proc.pid, signal.SIGKILL)  # the resident dies mid-command
     t.join(timeout=300)
     assert "e" not in result, result.get("e")
