@@ -21,6 +21,9 @@ import (
 // cannot pull is not_found, a pod the scheduler cannot place for lack of
 // resources is quota, anything else is transient; nothing is left behind.
 func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string) (string, error) {
+	if err := provider.RefuseUnannounced(p.Info(), nil, &spec); err != nil {
+		return "", err
+	}
 	if err := validateSpec(spec); err != nil {
 		return "", err
 	}

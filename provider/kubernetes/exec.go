@@ -23,6 +23,9 @@ import (
 // EOF, kill). It returns once the keeper said the child is starting, or
 // with its reason why not (no such cwd, no such executable).
 func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.ExecRequest) (_ provider.Process, err error) {
+	if err := provider.RefuseUnannounced(p.Info(), &req, nil); err != nil {
+		return nil, err
+	}
 	if err := validateExec(req); err != nil {
 		return nil, err
 	}
