@@ -35,6 +35,16 @@ CLIENT_METHODS = {
     "image/build": "build_image",
     "sandbox/forward_port": "forward_port",
     "port/close": "close_port",
+    "exec/start": "start_detached",
+    "exec/attach": "attach",
+    "sandbox/list_execs": "list_execs",
+    "sandbox/read_file": "read_sandbox_file",
+    "sandbox/list_dir": "list_sandbox_dir",
+    "upload/data": "upload",
+    "exec/resize": None,  # Execution.resize
+    "store/create_volume": "create_volume",
+    "store/delete_volume": "delete_volume",
+    "sandbox/watch": "watch",
 }
 
 
