@@ -167,6 +167,7 @@ func (ps *pools) refill(pl *pool) {
 			}
 			ps.addLocked(pl, id, ps.now().Add(mark.MaxIdle))
 			ps.mu.Unlock()
+			ps.log.Info("pool member ready", zap.String("sandbox_id", id), zap.String("pool", pl.key))
 			ps.refill(pl)
 		}()
 	}

@@ -90,7 +90,11 @@ func TestPoolOnTheEngine(t *testing.T) {
 	}
 	var first, handed protocol.CreateResult
 	a.Call(protocol.MethodSandboxCreate, poolParams(image, "p", 2, 600), &first)
-	tests.WaitUntil(t, "the pool to fill", func() bool { return len(idleMembers(t, install)) == 2 })
+	// Full once the resident holds both as ready, not once the engine
+	// lists them: a member is listed from its container's create on.
+	tests.WaitUntil(t, "the pool to fill", func() bool {
+		return len(idleMembers(t, install)) == 2 && strings.Count(a.Stderr(), "pool member ready") >= 2
+	})
 	before := idleMembers(t, install)
 	a.Call(protocol.MethodSandboxCreate, poolParams(image, "p", 2, 600), &handed)
 	if !slices.Contains(before, handed.SandboxID) {
@@ -103,7 +107,9 @@ func TestPoolOnTheEngine(t *testing.T) {
 	if ids := listOwnedIDs(a); len(ids) != 2 || !slices.Contains(ids, first.SandboxID) || !slices.Contains(ids, handed.SandboxID) {
 		t.Fatalf("list_owned = %v, want exactly the two handed out", ids)
 	}
-	tests.WaitUntil(t, "the pool to refill", func() bool { return len(idleMembers(t, install)) == 2 })
+	tests.WaitUntil(t, "the pool to refill", func() bool {
+		return len(idleMembers(t, install)) == 2 && strings.Count(a.Stderr(), "pool member ready") >= 3
+	})
 	full := idleMembers(t, install)
 
 	if err := a.Process().Kill(); err != nil { // SIGKILL with a full pool
