@@ -51,6 +51,11 @@ func runNet(t *testing.T, h Harness) {
 		ev := proxy.next(t)
 		attach := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.AttachCommand(ev.ID), Stdin: true})
 		_, _ = io.WriteString(attach.proc.Stdin(), "from-upstream")
+		// The client hangs up only once the answer reached it: a client that
+		// closes first may end the connection before the answer crosses.
+		await(t, "the upstream's bytes to reach the client", func() bool {
+			return strings.HasSuffix(relay.stdout.String(), "from-upstream")
+		})
 		_ = attach.proc.Stdin().Close()
 		_ = relay.proc.Stdin().Close()
 		relay.wait(t)
