@@ -26,9 +26,9 @@ type filesFake struct {
 	// plainRead reads the upload as a provider that never looks at ctx
 	// while it waits for bytes: only the stream's end can free it.
 	plainRead bool
-	volumes  map[string]bool
-	resized  []protocol.WindowSize
-	users    []string
+	volumes   map[string]bool
+	resized   []protocol.WindowSize
+	users     []string
 }
 
 var (
