@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resident-dev/resident/client"
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	_ "github.com/resident-dev/resident/provider/local"
@@ -19,7 +20,7 @@ func attach(t testing.TB, limits protocol.Limits) (*client.Client, <-chan error)
 	t.Helper()
 	notifier := &residentpkg.Notifier{}
 	state := t.TempDir()
-	t.Cleanup(func() { endLocalInits(state) })
+	t.Cleanup(func() { testhost.EndLocalInits(state) })
 	prov, err := provider.Open("local", provider.Config{StateDir: state, Notify: notifier.Notify})
 	if err != nil {
 		t.Fatal(err)

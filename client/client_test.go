@@ -31,7 +31,7 @@ type resident struct {
 func spawn(t testing.TB, opts client.Options, init protocol.InitializeParams) *resident {
 	t.Helper()
 	state := t.TempDir()
-	t.Cleanup(func() { endLocalInits(state) }) // last: after the resident stopped
+	t.Cleanup(func() { testhost.EndLocalInits(state) }) // last: after the resident stopped
 	cmd := exec.Command(residentBin, "--state-dir", state, "--log-level", "debug")
 	logs := &syncBuffer{}
 	opts.Stderr = logs

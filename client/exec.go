@@ -158,6 +158,14 @@ func (c *Client) WriteStdin(ctx context.Context, p protocol.ExecStdinParams) err
 	return c.call(ctx, protocol.MethodExecStdin, p, nil)
 }
 
+// Resize changes the terminal size of an exec started with ExecParams.TTY
+// (exec/resize); the command gets SIGWINCH. It waits for the exec to have
+// started. An exec without a terminal is invalid_request, one that has
+// ended conflict.
+func (c *Client) Resize(ctx context.Context, execID string, size protocol.WindowSize) error {
+	return c.call(ctx, protocol.MethodExecResize, protocol.ExecResizeParams{ExecID: execID, Rows: size.Rows, Cols: size.Cols}, nil)
+}
+
 // Kill kills an exec's whole process tree (exec/kill). The exec's own Exec
 // call then returns a result with Killed set. Killing an exec that has
 // ended is a no-op.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 
 	"github.com/resident-dev/resident/protocol"
 )
@@ -25,7 +26,10 @@ var (
 	dataTail       = []byte(`"}}`)
 )
 
-func decodeData(body []byte) (method string, p knownParams, ok bool) {
+// decodeData decodes the data into buf when it has room (the read loop
+// recycles it: sinks write it out before the next frame is read), else
+// into a new buffer.
+func decodeData(body, buf []byte) (method string, p knownParams, ok bool) {
 	var id string
 	rest, isExec := bytes.CutPrefix(body, execOutputHead)
 	if isExec {
@@ -62,10 +66,16 @@ func decodeData(body []byte) (method string, p knownParams, ok bool) {
 	b64, ok := bytes.CutSuffix(rest, dataTail)
 	// base64 skips CR and LF, which a JSON string cannot hold raw; every
 	// other byte outside the alphabet (a quote, a backslash) is an error.
-	if !ok || bytes.ContainsAny(b64, "\r\n") {
+	// (Two IndexByte scans, not ContainsAny: that one goes byte by byte,
+	// and was a fifth of the client's CPU in a large read.)
+	if !ok || bytes.IndexByte(b64, '\r') >= 0 || bytes.IndexByte(b64, '\n') >= 0 {
 		return "", p, false
 	}
-	p.Data = make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	if size := base64.StdEncoding.DecodedLen(len(b64)); cap(buf) >= size {
+		p.Data = buf[:size]
+	} else {
+		p.Data = make([]byte, size)
+	}
 	n, err := base64.StdEncoding.Decode(p.Data, b64)
 	if err != nil {
 		return "", p, false
@@ -94,3 +104,48 @@ func cutJSONString(b []byte) (string, []byte, bool) {
 	}
 	return "", nil, false
 }
+
+// appendDataRequest appends the frame of a request whose params carry bulk
+// data (upload/data, exec/stdin) with the base64 encoded straight into the
+// frame, and reports false for any other message (json.Marshal's path).
+// The body is what json.Marshal writes for the same outgoing message, but
+// for member order: data last (TestDataRequestMatchesMarshal).
+func appendDataRequest(dst []byte, msg outgoing) (frame []byte, bodyLen int, ok bool) {
+	var idKey, id string
+	var data []byte
+	var eof bool
+	switch p := msg.Params.(type) {
+	case protocol.UploadDataParams:
+		idKey, id, data, eof = "stream_id", p.StreamID, p.Data, p.EOF
+	case protocol.ExecStdinParams:
+		idKey, id, data, eof = "exec_id", p.ExecID, p.Data, p.EOF
+	default:
+		return dst, 0, false
+	}
+	if msg.ID == nil || len(data) < minDataFastPath {
+		return dst, 0, false
+	}
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		return dst, 0, false
+	}
+	head := append([]byte(`{"jsonrpc":"2.0","id":`), strconv.FormatInt(*msg.ID, 10)...)
+	head = append(head, `,"method":`...)
+	method, _ := json.Marshal(msg.Method)
+	head = append(head, method...)
+	head = append(head, `,"params":{"`+idKey+`":`...)
+	head = append(head, quoted...)
+	if eof {
+		head = append(head, `,"eof":true`...)
+	}
+	head = append(head, `,"data":"`...)
+	const tail = `"}}`
+	bodyLen = len(head) + base64.StdEncoding.EncodedLen(len(data)) + len(tail)
+	dst = protocol.AppendFrameHeader(dst, bodyLen)
+	dst = append(dst, head...)
+	dst = protocol.AppendBase64(dst, data) // base64.StdEncoding's bytes, about twice as fast
+	return append(dst, tail...), bodyLen, true
+}
+
+// minDataFastPath is the least data worth the hand-made frame.
+const minDataFastPath = 1 << 10

@@ -35,21 +35,35 @@ const minDataFastPath = 1 << 10
 // frame included, goes the strict way over the whole frame, so its answer
 // is exactly today's.
 func ParseDataEnvelope(body []byte) (Envelope, *EnvelopeError) {
-	if env, ok := cutData(body); ok {
+	return ParseDataEnvelopeInto(body, nil)
+}
+
+// ParseDataEnvelopeInto is ParseDataEnvelope decoding the data into buf
+// when it has room (a buffer the caller recycles), else into a new buffer;
+// Envelope.Data aliases buf then. When the data was cut out (Data is not
+// nil), the envelope refers to nothing of body, which the caller may then
+// reuse at once.
+func ParseDataEnvelopeInto(body, buf []byte) (Envelope, *EnvelopeError) {
+	if env, ok := cutData(body, buf); ok {
 		return env, nil
 	}
 	return ParseEnvelope(body)
 }
 
-func cutData(body []byte) (Envelope, bool) {
+func cutData(body, buf []byte) (Envelope, bool) {
 	start, end := findDataString(body)
 	if start < 0 {
 		return Envelope{}, false
 	}
 	span := body[start+1 : end-1]
-	data := make([]byte, base64.StdEncoding.DecodedLen(len(span)))
-	n, err := base64.StdEncoding.Decode(data, span)
-	if err != nil {
+	data := buf[:0:cap(buf)]
+	if size := base64.StdEncoding.DecodedLen(len(span)); cap(data) < size {
+		data = make([]byte, size)
+	}
+	data = data[:cap(data)]
+	// base64.StdEncoding.Decode's answer, refusing CR and LF too
+	n, ok := decodeBase64Strict(data, span)
+	if !ok {
 		return Envelope{}, false
 	}
 	rest := make([]byte, 0, len(body)-len(span))
@@ -67,10 +81,11 @@ func cutData(body []byte) (Envelope, bool) {
 }
 
 // findDataString returns the bounds (quotes included) of the first string
-// at least minDataFastPath long, without CR or LF, that follows a `"data"`
-// key in body, or -1; cutData decodes it as base64, which refuses any byte
-// outside base64's alphabet. body is not validated yet: what is found is only a
-// candidate, which cutData confirms against the validated remainder.
+// at least minDataFastPath long that follows a `"data"` key in body, or
+// -1; cutData decodes it as base64, refusing any byte outside base64's
+// alphabet, CR and LF included. body is not validated yet: what is found
+// is only a candidate, which cutData confirms against the validated
+// remainder.
 func findDataString(body []byte) (start, end int) {
 	const key = `"data"`
 	for from := 0; ; {
@@ -89,15 +104,11 @@ func findDataString(body []byte) (start, end int) {
 			continue
 		}
 		// The string runs to the next quote. Whatever it holds besides
-		// base64's alphabet makes base64.StdEncoding.Decode fail (a
-		// backslash too), except CR and LF, which it skips and JSON
-		// refuses raw in a string: those are looked for here.
+		// base64's alphabet makes cutData's decoding fail (a backslash
+		// too, and CR and LF, which base64.StdEncoding skips and JSON
+		// refuses raw in a string).
 		n := bytes.IndexByte(body[pos+1:], '"')
 		if n < minDataFastPath {
-			continue
-		}
-		span := body[pos+1 : pos+1+n]
-		if bytes.IndexByte(span, '\n') >= 0 || bytes.IndexByte(span, '\r') >= 0 {
 			continue
 		}
 		return pos, pos + n + 2

@@ -73,6 +73,9 @@ func dataFrameSeeds() [][]byte {
 		// base64 skips CR and LF; JSON refuses them raw in a string.
 		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "\n" + strings.Repeat("QUFB", 3) + `"}}`),
 		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "\r" + strings.Repeat("QUFB", 3) + `"}}`),
+		// In the last quantum too, where the table decoder hands over.
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "QU\nFB" + `"}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + "QUFB\r" + `"}}`),
 		[]byte(`{"jsonrpc":"2.0","id":7,"method":"upload/data","params":{"stream_id":"s","data":"` + strings.Repeat("QUFB", 300) + `\u0041AAA"}}`),
 	}
 }
@@ -90,6 +93,12 @@ func FuzzDataFrameMatchesStrict(f *testing.F) {
 		fast, fastBad := ParseDataEnvelope(body)
 		if !reflect.DeepEqual(strictBad, fastBad) {
 			t.Fatalf("refusal %v, strict path %v", fastBad, strictBad)
+		}
+		// Into a recycled buffer, dirty from an earlier frame: the same.
+		dirty := bytes.Repeat([]byte{0xff}, len(body))
+		into, intoBad := ParseDataEnvelopeInto(body, dirty)
+		if !reflect.DeepEqual(intoBad, fastBad) || !reflect.DeepEqual(into, fast) {
+			t.Fatalf("into a recycled buffer: %+v %v; without %+v %v", into, intoBad, fast, fastBad)
 		}
 		if strictBad != nil {
 			return
@@ -118,7 +127,7 @@ func FuzzDataFrameMatchesStrict(f *testing.F) {
 func TestDataFrameSeedsTakeBothPaths(t *testing.T) {
 	cut := 0
 	for _, seed := range dataFrameSeeds() {
-		if env, ok := cutData(seed); ok && env.Data != nil {
+		if env, ok := cutData(seed, nil); ok && env.Data != nil {
 			cut++
 		}
 	}

@@ -101,7 +101,18 @@ func (fr *FrameReader) ReadHeader() (int, error) {
 // ReadBody reads exactly the n bytes of body that ReadHeader announced, into
 // one buffer of that size (the only copy of the frame the reader makes).
 func (fr *FrameReader) ReadBody(n int) ([]byte, error) {
-	body := make([]byte, n)
+	return fr.ReadBodyInto(nil, n)
+}
+
+// ReadBodyInto is ReadBody into buf when it has room for n bytes (a buffer
+// the caller recycles), else into a new buffer. The body returned aliases
+// buf then.
+func (fr *FrameReader) ReadBodyInto(buf []byte, n int) ([]byte, error) {
+	body := buf[:0:cap(buf)]
+	if cap(body) < n {
+		body = make([]byte, n)
+	}
+	body = body[:n]
 	if _, err := io.ReadFull(fr.r, body); err != nil {
 		return nil, frameErrorf("body ended after fewer than %d bytes", n)
 	}

@@ -90,3 +90,28 @@ func FuzzFrameReader(f *testing.F) {
 		}
 	})
 }
+
+// ReadBodyInto reuses a buffer with room, grows past one without, and
+// reads each body whole either way.
+func TestReadBodyIntoRecycles(t *testing.T) {
+	var in bytes.Buffer
+	bodies := []string{`{"a":1}`, `{"b":2}`, `{"c":"` + strings.Repeat("z", 100) + `"}`, `{}`}
+	for _, b := range bodies {
+		in.Write(AppendFrame(nil, []byte(b)))
+	}
+	fr := NewFrameReader(&in, 1<<10)
+	buf := make([]byte, 16)
+	for i, want := range bodies {
+		n, err := fr.ReadHeader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := fr.ReadBodyInto(buf, n)
+		if err != nil || string(body) != want {
+			t.Fatalf("frame %d: %q, %v", i, body, err)
+		}
+		if reused := &body[0] == &buf[:1][0]; reused != (len(want) <= cap(buf)) {
+			t.Fatalf("frame %d of %d bytes: reused the %d-byte buffer %v", i, len(want), cap(buf), reused)
+		}
+	}
+}

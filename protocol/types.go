@@ -294,6 +294,10 @@ type WriteFileParams struct {
 	Data      []byte  `json:"data,omitempty"`
 	Mode      *uint32 `json:"mode,omitempty"`
 	StreamID  string  `json:"stream_id,omitempty"`
+	// Size, with StreamID, is the file's size when the host knows it: the
+	// upload must then be exactly that long, and a provider may carry it
+	// on a faster path (Docker: the engine's archive endpoint).
+	Size *int64 `json:"size,omitempty"`
 }
 
 // UploadDataParams carry the next bytes of a streamed sandbox/write_file;

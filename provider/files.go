@@ -42,6 +42,26 @@ type StreamWriter interface {
 	WriteFileFrom(ctx context.Context, sandboxID, path string, mode *uint32, r io.Reader) (int64, error)
 }
 
+// SizedUpload is an r of WriteFileFrom that knows how many bytes it will
+// give (the host announced the size): a provider may take a faster path
+// for it. r itself fails when the bytes turn out more or fewer.
+type SizedUpload interface {
+	io.Reader
+	UploadSize() int64
+}
+
+// LentUpload is an r of WriteFileFrom that can hand its bytes over in the
+// buffers they arrived in, without a copy: LendTo calls w.Write with each
+// in turn and returns once r has ended (nil) or failed (r's error, or
+// w's). The buffers are reused once w.Write returns, so a provider lends
+// only to writers it knows keep nothing of them (a socket, a file, a
+// bufio.Writer): that is why it is not WriteTo, which io.Copy would call
+// with any writer. r fails in LendTo as in Read when the bytes turn out
+// more or fewer than a SizedUpload announced.
+type LentUpload interface {
+	LendTo(w io.Writer) (int64, error)
+}
+
 // Resizer is the optional ability of a Process started with
 // ExecRequest.TTY to change its terminal's size.
 type Resizer interface {

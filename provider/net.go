@@ -1,5 +1,11 @@
 package provider
 
+import (
+	"context"
+	"errors"
+	"io"
+)
+
 // Relayer is the optional ability to carry network connections through
 // execs: the resident's port forwards and egress proxy are built on it, so
 // they work wherever an exec with stdin and stdout works, with the
@@ -41,4 +47,39 @@ type ProxyEvent struct {
 type ProxyVerdict struct {
 	ID      string `json:"id"`
 	Refusal string `json:"refusal"`
+}
+
+// Dialer is an optional shortcut beside Relayer: a provider that can open a
+// connection to 127.0.0.1:port inside a sandbox without an exec (local as
+// root: from the resident's own process, in the sandbox's network
+// namespace entered by one thread; elsewhere a connection stream of the
+// sandbox's keeper, keeperexec.Dial) lets the resident carry a forwarded
+// connection with no process per connection.
+// The bytes and the half-closes are those of RelayCommand. ErrNoDial says
+// it cannot here (no isolation, a keeper without connection streams): the
+// resident then runs the relay. Any other error is the relay's failure (the port is closed), or
+// not_found or conflict for a sandbox that is gone or not running.
+type Dialer interface {
+	DialSandbox(ctx context.Context, sandboxID string, port int) (Conn, error)
+}
+
+// Conn is a connection a Dialer or ProxyAttacher opened: a *net.TCPConn
+// or *net.UnixConn the resident's own process holds (local as root), or a
+// connection stream over the sandbox's keeper channel (keeperexec.Dial:
+// Docker, local without root), each with its own flow control. Either
+// way the half-closes are RelayCommand's: CloseWrite ends what the sandbox
+// side reads, and Read's io.EOF is its end.
+type Conn interface {
+	io.ReadWriteCloser
+	CloseWrite() error
+}
+
+// ErrNoDial is a Dialer's "use the relay instead".
+var ErrNoDial = errors.New("the provider cannot connect into this sandbox from the resident; use its relay")
+
+// ProxyAttacher is Dialer's twin for egress: it joins the egress proxy's
+// held connection id (ProxyEvent.ID) without an exec, with the bytes and
+// half-closes of AttachCommand. ErrNoDial: run the attach.
+type ProxyAttacher interface {
+	AttachProxy(ctx context.Context, sandboxID, id string) (Conn, error)
 }

@@ -7,7 +7,7 @@ import (
 
 func buildRequest(s *session, u *upload, dockerfile, tag string) provider.BuildRequest {
 	return provider.BuildRequest{
-		Context: u.r, Dockerfile: dockerfile, Tag: tag,
+		Context: u.p, Dockerfile: dockerfile, Tag: tag,
 		Progress: func(step, line string) {
 			s.notifyText(protocol.NotifyBuildProgress, protocol.BuildProgress{Tag: tag, Step: step, Line: line})
 		},

@@ -58,3 +58,54 @@ func (s *session) logStderr(r io.Reader, log *zap.Logger) {
 func (s *session) startCarry(ctx context.Context, sandboxID string, argv []string) (provider.Process, error) {
 	return s.prov.Exec(ctx, sandboxID, provider.ExecRequest{Argv: argv, Stdin: true})
 }
+
+// carryConns joins a host-side connection to one the provider opened
+// inside the sandbox (provider.Dialer), as carry joins it to a relay: the
+// client's end half-closes the sandbox side, and the sandbox side's end
+// ends both, as the relay's exit does. Socket to socket (local as root),
+// the kernel splices the copies; a connection stream of the keeper's
+// channel carries each way within its own credit. It returns once both
+// copies have ended, and closes both; ctx's end (the forward's or the
+// session's) closes them too.
+func carryConns(ctx context.Context, conn *net.TCPConn, up provider.Conn) {
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close(); _ = up.Close() })
+	defer stop()
+	toSandbox := make(chan struct{})
+	go func() {
+		defer close(toSandbox)
+		_, _ = io.Copy(up, conn)
+		_ = up.CloseWrite()
+	}()
+	_, _ = io.Copy(conn, up)
+	_ = conn.CloseWrite()
+	_ = conn.Close()
+	_ = up.Close()
+	<-toSandbox
+}
+
+// halfCloser is a connection whose sending side closes on its own.
+type halfCloser interface {
+	io.ReadWriteCloser
+	CloseWrite() error
+}
+
+// carryBoth joins the dialled upstream to the proxy's held connection
+// (provider.ProxyAttacher), as an attach exec does: each direction's end
+// half-closes the other side, and both must end (the sandbox's client may
+// half-close after its request and still read the answer). It closes both
+// when done, or when ctx ends.
+func carryBoth(ctx context.Context, upstream *net.TCPConn, held halfCloser) {
+	stop := context.AfterFunc(ctx, func() { _ = upstream.Close(); _ = held.Close() })
+	defer stop()
+	toHeld := make(chan struct{})
+	go func() {
+		defer close(toHeld)
+		_, _ = io.Copy(held, upstream)
+		_ = held.CloseWrite()
+	}()
+	_, _ = io.Copy(upstream, held)
+	_ = upstream.CloseWrite()
+	<-toHeld
+	_ = upstream.Close()
+	_ = held.Close()
+}

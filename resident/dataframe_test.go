@@ -60,3 +60,47 @@ func TestLargeDataFramesReachTheProviderWhole(t *testing.T) {
 		t.Fatalf("uploaded %d bytes, not the %d sent", len(got), sent.Len())
 	}
 }
+
+// Two uploads pipelined and interleaved frame by frame: every frame's data
+// is decoded into a recycled buffer and its body is read into the last
+// one's, and each file still arrives whole and unmixed.
+func TestPipelinedUploadsRecycleBuffersWithoutMixing(t *testing.T) {
+	f := newFilesFake()
+	h := startHost(t, f)
+	h.initialize(nil)
+	id := createdBox(t, h)
+	rng := rand.New(rand.NewPCG(3, 4))
+	sent := map[string]*bytes.Buffer{"a.bin": {}, "b.bin": {}}
+	writes := map[string]string{}
+	for _, name := range []string{"a.bin", "b.bin"} {
+		writes[name] = h.send(protocol.MethodSandboxWrite, map[string]any{"sandbox_id": id, "path": name, "stream_id": name})
+	}
+	var pending []string
+	const frames = 12
+	for i := range frames {
+		for _, name := range []string{"a.bin", "b.bin"} {
+			data := make([]byte, 2<<10+rng.IntN(300<<10))
+			for j := range data {
+				data[j] = byte(rng.Uint32())
+			}
+			sent[name].Write(data)
+			pending = append(pending, h.send(protocol.MethodUploadData, map[string]any{"stream_id": name, "data": data, "eof": i == frames-1}))
+		}
+	}
+	for _, id := range pending {
+		if m := h.await(id); m.Error != nil {
+			t.Fatalf("upload/data: %s", m.Error.Message)
+		}
+	}
+	for name, w := range writes {
+		if m := h.await(w); m.Error != nil {
+			t.Fatalf("write_file %s: %s", name, m.Error.Message)
+		}
+		f.fmu.Lock()
+		got := f.uploaded[name]
+		f.fmu.Unlock()
+		if got != sent[name].String() {
+			t.Fatalf("%s: uploaded %d bytes, not the %d sent, or not the same ones", name, len(got), sent[name].Len())
+		}
+	}
+}

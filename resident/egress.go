@@ -152,14 +152,36 @@ func (p *egressProxy) open(ev provider.ProxyEvent) {
 		p.refuse(ev.ID, msg)
 		return
 	}
+	if a, ok := p.s.prov.(provider.ProxyAttacher); ok {
+		held, err := a.AttachProxy(ctx, p.net.id, ev.ID)
+		switch {
+		case err == nil:
+			log.Info("egress allowed")
+			carryBoth(ctx, conn, held)
+			return
+		case !errors.Is(err, provider.ErrNoDial):
+			p.notCarried(conn, ev, log, err)
+			return
+		}
+	}
 	proc, err := p.s.startCarry(ctx, p.net.id, p.s.relayer.AttachCommand(ev.ID))
 	if err != nil {
-		_ = conn.Close()
-		log.Info("egress not carried", zap.String("error", p.s.scrub.ScrubString(err.Error())))
+		p.notCarried(conn, ev, log, err)
 		return
 	}
 	log.Info("egress allowed")
 	p.s.carry(conn, proc, log)
+}
+
+// notCarried ends an allowed connection the resident could not join to
+// the sandbox's client: the upstream is closed, and the client is answered
+// at once (a refusal naming why) instead of waiting out the proxy's wait.
+// A client the proxy no longer holds ignores the verdict.
+func (p *egressProxy) notCarried(conn *net.TCPConn, ev provider.ProxyEvent, log *zap.Logger, err error) {
+	_ = conn.Close()
+	msg := p.s.scrub.ScrubString(err.Error())
+	log.Info("egress not carried", zap.String("error", msg))
+	p.refuse(ev.ID, fmt.Sprintf("%s:%d is allowed, but the resident could not carry the connection: %s", ev.Host, ev.Port, msg))
 }
 
 func (p *egressProxy) refuse(id, msg string) {

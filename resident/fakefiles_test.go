@@ -29,6 +29,11 @@ type filesFake struct {
 	volumes   map[string]bool
 	resized   []protocol.WindowSize
 	users     []string
+	sizes     map[string]int64 // the size an upload announced, by path
+	// lend reads an upload that lends its buffers (provider.LentUpload)
+	// with LendTo, as Docker's archive path does; lent counts those.
+	lend bool
+	lent int
 }
 
 var (
@@ -39,7 +44,7 @@ var (
 )
 
 func newFilesFake() *filesFake {
-	return &filesFake{fakeProvider: newFake(), files: map[string]string{}, uploaded: map[string]string{}, volumes: map[string]bool{}}
+	return &filesFake{fakeProvider: newFake(), files: map[string]string{}, uploaded: map[string]string{}, volumes: map[string]bool{}, sizes: map[string]int64{}}
 }
 
 func (f *filesFake) Info() provider.Info {
@@ -79,6 +84,11 @@ func (f *filesFake) ListSandboxDir(_ context.Context, id, path string, limit int
 
 func (f *filesFake) WriteFileFrom(ctx context.Context, id, path string, _ *uint32, r io.Reader) (int64, error) {
 	f.record("upload " + id + " " + path)
+	if s, ok := r.(provider.SizedUpload); ok {
+		f.fmu.Lock()
+		f.sizes[path] = s.UploadSize()
+		f.fmu.Unlock()
+	}
 	if f.gate != nil {
 		close(f.reading)
 		select {
@@ -99,6 +109,14 @@ func (f *filesFake) WriteFileFrom(ctx context.Context, id, path string, _ *uint3
 	}
 	done := make(chan error, 1)
 	go func() {
+		if l, ok := r.(provider.LentUpload); ok && f.lend {
+			f.fmu.Lock()
+			f.lent++
+			f.fmu.Unlock()
+			_, err := l.LendTo(&buf)
+			done <- err
+			return
+		}
 		_, err := io.Copy(&buf, r)
 		done <- err
 	}()

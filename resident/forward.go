@@ -3,11 +3,14 @@ package resident
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // forward is one sandbox/forward_port: a loopback listener whose every
@@ -88,6 +91,21 @@ func (s *session) acceptForward(ctx context.Context, f *forward) {
 func (s *session) relayConnection(ctx context.Context, f *forward, conn *net.TCPConn, log *zap.Logger) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if d, ok := s.prov.(provider.Dialer); ok {
+		up, err := d.DialSandbox(cctx, f.net.id, f.port)
+		switch {
+		case err == nil:
+			carryConns(cctx, conn, up)
+			return
+		case !errors.Is(err, provider.ErrNoDial):
+			closeUncarried(conn)
+			log.Info("forwarded connection not carried", zap.String("error", s.scrub.ScrubString(err.Error())))
+			if k := protocol.KindOf(err); k == protocol.KindNotFound || k == protocol.KindConflict {
+				f.cancel()
+			}
+			return
+		}
+	}
 	proc, err := s.startCarry(cctx, f.net.id, s.relayer.RelayCommand(f.port))
 	if err != nil {
 		_ = conn.Close()
@@ -99,6 +117,20 @@ func (s *session) relayConnection(ctx context.Context, f *forward, conn *net.TCP
 	}
 	s.carry(conn, proc, log.With(zap.String("peer", conn.RemoteAddr().String())))
 }
+
+// closeUncarried ends a connection the sandbox side refused as the relay's
+// exit does: a clean end (a half-close, then what the client sent read
+// and dropped, for a bounded while), not the reset a close with unread
+// bytes would send.
+func closeUncarried(conn *net.TCPConn) {
+	_ = conn.CloseWrite()
+	_ = conn.SetReadDeadline(time.Now().Add(uncarriedDrain))
+	_, _ = io.Copy(io.Discard, conn)
+	_ = conn.Close()
+}
+
+// uncarriedDrain bounds closeUncarried's wait for the client's end.
+const uncarriedDrain = 2 * time.Second
 
 // closeForward drops a forward and stops it; false when it was not open.
 func (s *session) closeForward(id string) bool {

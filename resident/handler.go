@@ -131,6 +131,9 @@ func (s *session) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		defer s.handlers.Done()
 		defer cancel(nil)
 		result, err := s.run(ctx, c, m, known)
+		if p, ok := c.params.(*protocol.UploadDataParams); ok {
+			dataBuffers.put(p.Data) // taken by the upload's reader, which keeps none of it
+		}
 		c.params = nil
 		c.hold.settle()
 		defer c.hold.release() // once the answer is written

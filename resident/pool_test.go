@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,10 @@ func poolCreate(size int, maxIdle int64) map[string]any {
 	}
 }
 
-// The first create of a pool is a miss that fills the pool behind it; the
-// next is handed a member at once, which list_owned then shows as the
-// host's own, and the pool refills to its size. Members waiting are never
-// listed.
+// The first create of a pool fills it and is handed the first member made
+// (no create of its own); the next is handed a member at once, which
+// list_owned then shows as the host's own, and the pool refills to its
+// size. Members waiting are never listed.
 func TestPoolHandsOutAndRefills(t *testing.T) {
 	fake := newPoolFake()
 	h := startHost(t, fake)
@@ -30,13 +31,16 @@ func TestPoolHandsOutAndRefills(t *testing.T) {
 	}
 	var first, second protocol.CreateResult
 	h.call(protocol.MethodSandboxCreate, poolCreate(2, 60), &first)
+	if !fake.called("claim " + first.SandboxID) {
+		t.Fatalf("the first create was not handed the first member made: %v", fake.callList())
+	}
 	waitFor(t, "the pool to fill", func() bool { return fake.idleCount() == 2 })
 	h.call(protocol.MethodSandboxCreate, poolCreate(2, 60), &second)
 	if !fake.called("claim " + second.SandboxID) {
 		t.Fatalf("the second create was not handed a pool member: %v", fake.callList())
 	}
-	if n := fake.count("create"); n != 1 {
-		t.Fatalf("%d creates beside the pool's, want 1 (the first, a miss)", n)
+	if n := fake.count("create"); n != 0 {
+		t.Fatalf("%d creates beside the pool's, want 0", n)
 	}
 	waitFor(t, "the pool to refill", func() bool { return fake.idleCount() == 2 })
 	var list protocol.ListOwnedResult
@@ -57,8 +61,11 @@ func TestPoolHandsOutAndRefills(t *testing.T) {
 	other["tags"] = map[string]string{"job": "k"}
 	var third protocol.CreateResult
 	h.call(protocol.MethodSandboxCreate, other, &third)
-	if fake.called("claim " + third.SandboxID) {
-		t.Fatal("a member of another pool (other tags) was handed out")
+	h.call(protocol.MethodSandboxList, nil, &list)
+	for _, b := range list.Sandboxes {
+		if b.SandboxID == third.SandboxID && b.Tags["job"] != "k" {
+			t.Fatalf("a member of another pool (other tags) was handed out: %+v", b)
+		}
 	}
 }
 
@@ -70,9 +77,10 @@ func TestPoolExpiryAndShutdown(t *testing.T) {
 	h := startHost(t, fake)
 	h.initialize(nil)
 	h.call(protocol.MethodSandboxCreate, poolCreate(3, 1), &protocol.CreateResult{})
-	waitFor(t, "the pool to fill", func() bool { return fake.count("create_idle") == 3 })
+	// Three members for the pool and the one the first create was handed.
+	waitFor(t, "the pool to fill", func() bool { return fake.count("create_idle") == 4 })
 	waitFor(t, "idle members to expire", func() bool { return fake.idleCount() == 0 && fake.boxCount() == 1 })
-	if n := fake.count("create_idle"); n != 3 {
+	if n := fake.count("create_idle"); n != 4 {
 		t.Fatalf("an expired pool was refilled: %d creates", n)
 	}
 
@@ -145,4 +153,57 @@ func TestPoolRefusals(t *testing.T) {
 	if !strings.Contains(msg, "capabilities.pool") {
 		t.Fatalf("the refusal does not name the capability: %s", msg)
 	}
+}
+
+// A create that finds none ready waits for a member being made instead of
+// making one more: it is handed the first made. When that make fails, the
+// waiting create makes its own sandbox; one cancelled while it waits
+// answers cancelled, and the member made for it joins the pool.
+func TestPoolMissWaitsForAMemberBeingMade(t *testing.T) {
+	fake := newPoolFake()
+	fake.gate = make(chan error)
+	h := startHost(t, fake)
+	h.initialize(nil)
+	id := h.send(protocol.MethodSandboxCreate, poolCreate(1, 60))
+	waitFor(t, "the create to wait", func() bool { return waits(h) == 1 })
+	fake.gate <- nil
+	var got protocol.CreateResult
+	if m := h.await(id); m.Error != nil || json.Unmarshal(m.Result, &got) != nil || !fake.called("claim "+got.SandboxID) {
+		t.Fatalf("the waiting create was not handed the member made: %+v, calls %v", m, fake.callList())
+	}
+	if fake.called("create") {
+		t.Fatal("a create that waited for a member made one of its own too")
+	}
+
+	// The refill behind the hand-out fails: the next create, waiting on it,
+	// makes its own.
+	waitFor(t, "the refill to be in the making", func() bool { return fake.count("create_idle") == 2 })
+	id = h.send(protocol.MethodSandboxCreate, poolCreate(1, 60))
+	waitFor(t, "the create to wait", func() bool { return waits(h) == 2 })
+	fake.gate <- protocol.Errorf(protocol.KindTransient, "engine trouble")
+	if m := h.await(id); m.Error != nil || !fake.called("create") {
+		t.Fatalf("the create whose member failed did not make its own: %+v, calls %v", m, fake.callList())
+	}
+
+	// Cancelled while it waits (for the member its own take started): the
+	// member made for it is not lost.
+	id = h.send(protocol.MethodSandboxCreate, poolCreate(1, 60))
+	waitFor(t, "the create to wait", func() bool { return waits(h) == 3 })
+	h.notify(protocol.MethodCancelRequest, map[string]any{"id": mustAtoi(id)})
+	if m := h.await(id); m.Error == nil {
+		t.Fatalf("a cancelled create answered %s", m.Result)
+	}
+	fake.gate <- nil
+	waitFor(t, "the member made to wait in the pool", func() bool { return fake.idleCount() == 1 })
+	var next protocol.CreateResult
+	h.call(protocol.MethodSandboxCreate, poolCreate(1, 60), &next)
+	if !fake.called("claim " + next.SandboxID) {
+		t.Fatalf("the member made for a cancelled create was not handed out next: %v", fake.callList())
+	}
+	close(fake.gate)
+}
+
+// waits counts the creates that waited for a member being made.
+func waits(h *host) int {
+	return strings.Count(h.logs.String(), "create waits for a pool member being made")
 }

@@ -15,6 +15,9 @@ import (
 type poolFake struct {
 	*fakeProvider
 	idle map[string]provider.IdleSandbox // guarded by fakeProvider.mu
+	// gate, when set, holds every CreateIdle until a value is sent (the
+	// value is what it returns: nil, or the error of a failed create).
+	gate chan error
 }
 
 var _ provider.Pooler = (*poolFake)(nil)
@@ -31,6 +34,11 @@ func (f *poolFake) Info() provider.Info {
 
 func (f *poolFake) CreateIdle(_ context.Context, spec protocol.Spec, owner provider.Owner, tags map[string]string, mark provider.PoolMark) (string, error) {
 	f.record("create_idle")
+	if f.gate != nil {
+		if err := <-f.gate; err != nil {
+			return "", err
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++

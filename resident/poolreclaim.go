@@ -76,7 +76,15 @@ func (ps *pools) close(grace time.Duration) bool {
 		for _, m := range pl.ready {
 			m.timer.Stop()
 		}
+		if pl.hold != nil {
+			pl.hold.Stop() // refillLocked would find the pools closed
+			pl.hold = nil
+		}
 		pl.ready = nil
+		for _, w := range pl.waiters {
+			close(w) // a miss: the create goes on without the pool
+		}
+		pl.waiters = nil
 	}
 	ps.mu.Unlock()
 	done := make(chan struct{})

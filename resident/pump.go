@@ -53,13 +53,38 @@ type pumpBuffer struct {
 
 func newPumpBuffer() *pumpBuffer { return &pumpBuffer{buf: getPumpBuffer(pumpMinBufferBytes)} }
 
-// fit doubles the buffer, up to pumpBufferBytes, when a read of n bytes
-// filled it.
-func (b *pumpBuffer) fit(n int) {
-	if size := len(b.buf); n == size && size < pumpBufferBytes {
+// fit doubles the buffer, up to limit, when a read of n bytes filled it,
+// and halves it to limit when it is larger (more pumps started since it
+// grew: see pumpLimit).
+func (b *pumpBuffer) fit(n, limit int) {
+	size := len(b.buf)
+	switch {
+	case size > limit:
+		putPumpBuffer(b.buf)
+		b.buf = getPumpBuffer(limit)
+	case n == size && size < limit:
 		putPumpBuffer(b.buf)
 		b.buf = getPumpBuffer(2 * size)
 	}
+}
+
+// pumpBudget bounds the read buffers of all running pumps together once
+// many run: a pump's buffer grows only to the largest size class whose
+// share of it is within the budget. One exec's pumps (or sixteen execs')
+// read 64 KiB at a time; 100 streaming execs' 200 pumps 8 KiB each, 1.6 MB
+// instead of 6.8 (docs/performance.md, "Exec output: fewer, larger
+// reads"): smaller frames to the host where the host's pipe is the
+// bottleneck anyway.
+const pumpBudget = 2 << 20
+
+// pumpLimit is the largest buffer a pump may grow to while active pumps
+// run.
+func pumpLimit(active int64) int {
+	size := pumpBufferBytes
+	for size > pumpMinBufferBytes && int64(size)*active > pumpBudget {
+		size /= 2
+	}
+	return size
 }
 
 // release returns the buffer to the pool; b must not be used after it.
@@ -82,6 +107,8 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 	go func() {
 		var res pumpResult
 		buf := newPumpBuffer()
+		s.pumps.Add(1)
+		defer s.pumps.Add(-1)
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("output pump panicked", zap.Any("panic", p))
@@ -112,7 +139,7 @@ func (s *session) startPump(execID, stream string, r io.Reader) <-chan pumpResul
 			if err != nil {
 				break
 			}
-			buf.fit(n)
+			buf.fit(n, pumpLimit(s.pumps.Load()))
 		}
 		if res.dropped > 0 {
 			// The cap cut the stream: a held-back tail may be the start of
@@ -200,9 +227,13 @@ func dataBodyLen(prefix, head, data []byte) int {
 // encodings join into the encoding of both.
 func appendDataBody(dst, prefix, head, data []byte) []byte {
 	dst = append(dst, prefix...)
-	dst = base64.StdEncoding.AppendEncode(dst, head)
-	dst = base64.StdEncoding.AppendEncode(dst, data)
+	dst = appendBase64(dst, head)
+	dst = appendBase64(dst, data)
 	return append(dst, dataSuffix...)
 }
+
+// appendBase64 encodes data frames; a variable so that BenchmarkOutputPump
+// measures the standard library's encoder beside it in the same run.
+var appendBase64 = protocol.AppendBase64
 
 func jsonMarshalString(s string) ([]byte, error) { return json.Marshal(s) }

@@ -33,9 +33,43 @@ func TestPumpBufferFitsReads(t *testing.T) {
 		{64 << 10, 64 << 10}, // the cap
 		{100, 64 << 10},
 	} {
-		b.fit(step.read)
+		b.fit(step.read, pumpBufferBytes)
 		if len(b.buf) != step.want {
 			t.Fatalf("after a read of %d: buffer %d, want %d", step.read, len(b.buf), step.want)
+		}
+	}
+}
+
+// TestPumpBufferShrinksToItsShare: with many pumps running, a buffer
+// grows only to its share of pumpBudget, and one that grew before the
+// others started goes down to it at its next read.
+func TestPumpBufferShrinksToItsShare(t *testing.T) {
+	for _, tc := range []struct {
+		active int64
+		want   int
+	}{
+		{0, pumpBufferBytes}, {1, pumpBufferBytes}, {2, pumpBufferBytes}, {32, pumpBufferBytes},
+		{33, 32 << 10}, {200, 8 << 10}, {100000, pumpMinBufferBytes},
+	} {
+		if got := pumpLimit(tc.active); got != tc.want {
+			t.Errorf("pumpLimit(%d) = %d, want %d", tc.active, got, tc.want)
+		}
+	}
+	b := newPumpBuffer()
+	defer b.release()
+	for _, step := range []struct {
+		read, limit, want int
+	}{
+		{4 << 10, pumpBufferBytes, 8 << 10},
+		{8 << 10, pumpBufferBytes, 16 << 10},
+		{16 << 10, 8 << 10, 8 << 10}, // others started: down to the share
+		{8 << 10, 8 << 10, 8 << 10},  // full, but at its share
+		{100, pumpBufferBytes, 8 << 10},
+		{8 << 10, pumpBufferBytes, 16 << 10}, // they ended: grows again
+	} {
+		b.fit(step.read, step.limit)
+		if len(b.buf) != step.want {
+			t.Fatalf("after a read of %d under a limit of %d: buffer %d, want %d", step.read, step.limit, len(b.buf), step.want)
 		}
 	}
 }

@@ -119,7 +119,9 @@ func terminate(ctx context.Context, s *session, _ *call, p *protocol.SandboxIDPa
 	if err := checkID("sandbox_id", p.SandboxID); err != nil {
 		return nil, err
 	}
-	switch err := s.checkOwned(ctx, p.SandboxID); {
+	// From memory where the provider has it, as for exec: Terminate looks
+	// the sandbox up itself and treats a missing one as not existing.
+	switch err := s.checkOwnedBeforeExec(ctx, p.SandboxID); {
 	case protocol.KindOf(err) == protocol.KindNotFound:
 		return &protocol.TerminateResult{Existed: false}, nil
 	case err != nil:
@@ -150,6 +152,9 @@ func writeFile(ctx context.Context, s *session, c *call, p *protocol.WriteFilePa
 	}
 	if p.Mode != nil && *p.Mode > 0o7777 {
 		return nil, invalid("mode %o is not a permission mode", *p.Mode)
+	}
+	if p.Size != nil && (p.StreamID == "" || *p.Size < 0) {
+		return nil, invalid("size goes with stream_id and must not be negative")
 	}
 	if p.StreamID != "" {
 		return s.writeStreamed(ctx, c, p)

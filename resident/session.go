@@ -44,6 +44,8 @@ type session struct {
 	stream *frameStream
 	// budget bounds the bytes held for the host's requests (see hostBudget).
 	budget *hostBudget
+	// pumps counts the output pumps running (see pumpLimit).
+	pumps atomic.Int64
 
 	// base is the parent of every request context; cancelAll ends them all
 	// with a cause that decides the error kind they answer with.

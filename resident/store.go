@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -99,14 +100,19 @@ func (s *session) streamFile(ctx context.Context, streamID string, file io.ReadC
 	// One goroutine reads and sends in turn. A read-ahead goroutine was
 	// measured: on two cores shared with the engine it added system time
 	// and gained nothing, as the engine's archive work wants the other core.
-	buf := make([]byte, pumpBufferBytes)
+	// Each frame carries a full buffer (a file is read for its whole, not
+	// watched live), however small the provider's reads are: a Docker
+	// stream gives 32 KiB at a time, and every frame costs the resident,
+	// the pipe and the host as much again as its bytes.
+	buf := fileChunks.Get().(*[]byte)
+	defer fileChunks.Put(buf)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n, rerr := file.Read(buf)
+		n, rerr := io.ReadFull(file, *buf)
 		if n > 0 {
-			_, err := scrubbed.Write(buf[:n])
+			_, err := scrubbed.Write((*buf)[:n])
 			if err == nil {
 				err = send.flush()
 			}
@@ -114,7 +120,7 @@ func (s *session) streamFile(ctx context.Context, streamID string, file io.ReadC
 				return nil, err
 			}
 		}
-		if errors.Is(rerr, io.EOF) {
+		if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
 			break
 		}
 		if rerr != nil {
@@ -136,6 +142,14 @@ func (s *session) streamFile(ctx context.Context, streamID string, file io.ReadC
 		Redacted: scrubbed.Masks() > 0,
 	}, nil
 }
+
+// fileChunkBytes is the most file bytes in one store/data: 256 KiB, a
+// frame of 350 KB, far under max_frame_bytes and small enough that a
+// session's frame buffer keeps it (see flushLocked).
+const fileChunkBytes = 256 << 10
+
+// fileChunks recycles streamFile's buffers across reads.
+var fileChunks = sync.Pool{New: func() any { b := make([]byte, fileChunkBytes); return &b }}
 
 func dataPrefix(streamID string) []byte {
 	id, _ := jsonMarshalString(streamID)

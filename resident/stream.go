@@ -38,6 +38,9 @@ type frameStream struct {
 	readCtx context.Context
 	// next hands the request ReadObject returned to Handle: see incoming.
 	next incoming
+	// spare is the body of the last data frame whose data was cut out, for
+	// the next frame to be read into (the reader goroutine's alone).
+	spare []byte
 }
 
 // incoming is a request as read from the host, handed from ReadObject to
@@ -87,13 +90,22 @@ func (s *frameStream) ReadObject(v any) error {
 			s.readErr = err
 			return err
 		}
-		body, err := s.reader.ReadBody(n)
+		body, err := s.reader.ReadBodyInto(s.spare, n)
+		s.spare = nil
 		if err != nil {
 			h.release()
 			s.readErr = err
 			return err
 		}
-		env, bad := protocol.ParseDataEnvelope(body)
+		data := dataBuffers.get()
+		env, bad := protocol.ParseDataEnvelopeInto(body, data)
+		if env.Data != nil {
+			// Nothing of a frame whose data was cut out refers to its
+			// body: the next frame is read into it.
+			s.spare = body
+		} else {
+			dataBuffers.put(data)
+		}
 		switch {
 		case bad != nil:
 			h.release()

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 )
 
 // upload is a streamed sandbox/write_file: registered on the read loop
@@ -15,8 +16,7 @@ import (
 // once the provider has taken its bytes.
 type upload struct {
 	id string
-	r  *io.PipeReader
-	w  *io.PipeWriter
+	p  *uploadPipe
 }
 
 var errUploadEnded = errors.New("the upload's sandbox/write_file has answered")
@@ -29,8 +29,7 @@ func (s *session) preRegisterUpload(c *call) {
 	if _, dup := s.uploads[c.route.StreamID]; dup {
 		return // writeFile sees it has no entry and refuses
 	}
-	r, w := io.Pipe()
-	c.upload = &upload{id: c.route.StreamID, r: r, w: w}
+	c.upload = &upload{id: c.route.StreamID, p: newUploadPipe()}
 	s.uploads[c.upload.id] = c.upload
 }
 
@@ -41,7 +40,7 @@ func (s *session) releaseUpload(c *call) {
 	if u == nil || (c.method != protocol.MethodSandboxWrite && c.method != protocol.MethodImageBuild) {
 		return
 	}
-	_ = u.r.CloseWithError(errUploadEnded)
+	u.p.CloseRead(errUploadEnded)
 	s.mu.Lock()
 	if s.uploads[u.id] == u {
 		delete(s.uploads, u.id)
@@ -70,13 +69,74 @@ func (s *session) writeStreamed(ctx context.Context, c *call, p *protocol.WriteF
 	// A cancelled write_file ($/cancelRequest, the session ending) fails
 	// the provider's read of the stream, which a provider blocked waiting
 	// for the next upload/data would otherwise never see.
-	stop := context.AfterFunc(ctx, func() { _ = u.r.CloseWithError(context.Cause(ctx)) })
+	stop := context.AfterFunc(ctx, func() { u.p.CloseRead(context.Cause(ctx)) })
 	defer stop()
-	n, err := s.streamer.WriteFileFrom(ctx, p.SandboxID, p.Path, p.Mode, u.r)
+	var src io.Reader = u.p
+	if p.Size != nil {
+		src = &sizedUpload{r: u.p, size: *p.Size}
+	}
+	n, err := s.streamer.WriteFileFrom(ctx, p.SandboxID, p.Path, p.Mode, src)
 	if err != nil {
 		return nil, err
 	}
 	return &protocol.WriteFileResult{Bytes: n}, nil
+}
+
+// sizedUpload is an upload whose host announced its size: it is a
+// provider.SizedUpload, which tells the provider (which may then take a faster path), and it fails the
+// upload, whatever the provider's path, when the host sends more or ends
+// it short, so nothing is written.
+type sizedUpload struct {
+	r       *uploadPipe
+	size, n int64
+}
+
+func (u *sizedUpload) UploadSize() int64 { return u.size }
+
+var (
+	_ provider.SizedUpload = (*sizedUpload)(nil)
+	_ provider.LentUpload  = (*sizedUpload)(nil)
+	_ provider.LentUpload  = (*uploadPipe)(nil)
+)
+
+func (u *sizedUpload) Read(b []byte) (int, error) {
+	n, err := u.r.Read(b)
+	u.n += int64(n)
+	switch {
+	case u.n > u.size:
+		return 0, protocol.Errorf(protocol.KindInvalidRequest, "upload: more bytes than the %d its size announced", u.size)
+	case errors.Is(err, io.EOF) && u.n < u.size:
+		return n, protocol.Errorf(protocol.KindInvalidRequest, "upload: it ended after %d of the %d bytes its size announced", u.n, u.size)
+	}
+	return n, err
+}
+
+// LendTo is the pipe's (the upload's bytes lent as they come) with the
+// same checks as Read: a Write that would run over the size is refused
+// whole, and an end before the size fails.
+func (u *sizedUpload) LendTo(w io.Writer) (int64, error) {
+	n, err := u.r.LendTo(&sizedWriter{w: w, u: u})
+	switch {
+	case err != nil:
+		return n, err
+	case u.n < u.size:
+		return n, protocol.Errorf(protocol.KindInvalidRequest, "upload: it ended after %d of the %d bytes its size announced", u.n, u.size)
+	}
+	return n, nil
+}
+
+type sizedWriter struct {
+	w io.Writer
+	u *sizedUpload
+}
+
+func (s *sizedWriter) Write(b []byte) (int, error) {
+	if s.u.n+int64(len(b)) > s.u.size {
+		return 0, protocol.Errorf(protocol.KindInvalidRequest, "upload: more bytes than the %d its size announced", s.u.size)
+	}
+	n, err := s.w.Write(b)
+	s.u.n += int64(n)
+	return n, err
 }
 
 // uploadData hands the next bytes of a streamed write_file to the provider.
@@ -91,15 +151,15 @@ func uploadData(ctx context.Context, s *session, c *call, p *protocol.UploadData
 	if u == nil || u.id != p.StreamID {
 		return protocol.Empty{}, protocol.Errorf(protocol.KindNotFound, "no upload %q is open in this session", p.StreamID)
 	}
-	stop := context.AfterFunc(ctx, func() { _ = u.w.CloseWithError(context.Cause(ctx)) })
+	stop := context.AfterFunc(ctx, func() { u.p.CloseWrite(context.Cause(ctx)) })
 	defer stop()
 	if len(p.Data) > 0 {
-		if _, err := u.w.Write(p.Data); err != nil {
+		if _, err := u.p.Write(p.Data); err != nil {
 			return protocol.Empty{}, s.uploadEnded(ctx, p.StreamID, err)
 		}
 	}
 	if p.EOF {
-		_ = u.w.Close()
+		u.p.CloseWrite(nil)
 	}
 	return protocol.Empty{}, nil
 }

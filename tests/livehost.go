@@ -62,7 +62,7 @@ func SpawnLive(t *testing.T, o LiveOpts) *LiveHost {
 		o.State = t.TempDir()
 	}
 	state := o.State
-	t.Cleanup(func() { endLocalInits(state) }) // last: after the resident stopped
+	t.Cleanup(func() { testhost.EndLocalInits(state) }) // last: after the resident stopped
 	if o.Bin == "" {
 		o.Bin = ResidentBin
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resident-dev/resident/internal/testhost"
 	"github.com/resident-dev/resident/protocol"
 )
 
@@ -37,7 +38,7 @@ func spawn(t *testing.T) *RawHost {
 func SpawnRaw(t *testing.T, args []string, env ...string) *RawHost {
 	t.Helper()
 	state := t.TempDir()
-	t.Cleanup(func() { endLocalInits(state) })
+	t.Cleanup(func() { testhost.EndLocalInits(state) })
 	cmd := exec.Command(ResidentBin, append([]string{"--state-dir", state}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	stdin, err := cmd.StdinPipe()

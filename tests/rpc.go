@@ -150,7 +150,7 @@ func cmdRPC(ts *testscript.TestScript, neg bool, args []string) {
 
 func start(ts *testscript.TestScript, flags []string) {
 	state := filepath.Join(ts.Getenv("WORK"), "state")
-	ts.Defer(func() { endLocalInits(state) })
+	ts.Defer(func() { testhost.EndLocalInits(state) })
 	args := []string{"--state-dir", state, "--log-level", "debug"}
 	if !slices.Contains(flags, "--provider") && ts.Getenv("PROVIDER") != "" {
 		args = append(args, "--provider", ts.Getenv("PROVIDER"))

@@ -158,7 +158,7 @@ func (b *bench) perOp() ([]row, error) {
 			return nil, fmt.Errorf("%s: %w", o.name, err)
 		}
 		ours, raw, viaSDK, hop := series[0], series[1], series[2], series[3]
-		r := row{figure: "per-op overhead over raw: " + o.name, ours: medP99(ours), raw: medP99(raw), goal: "≤ 50 µs median, ≤ 250 µs p99 over raw"}
+		r := row{figure: "per-op overhead over raw: " + o.name, ours: medP99(ours), raw: medP99(raw), goal: "≤ the hop + 150 µs median over raw"}
 		if b.cli {
 			cli, err := timed(nCLI, dockerCLI(o.cli, o.cliOK...))
 			if err != nil {
@@ -172,7 +172,9 @@ func (b *bench) perOp() ([]row, error) {
 		dMed, dP99 := ours.median()-raw.median(), ours.p99()-raw.p99()
 		r.ratio = fmt.Sprintf("%s median, %s p99; of which the process hop alone (an echo child) %s median, %s p99, and the Go SDK %s median",
 			us(dMed), us(dP99), us(hop.median()), us(hop.p99()), us(viaSDK.median()-raw.median()))
-		r.verdict = verdict(dMed <= 50*time.Microsecond && dP99 <= 250*time.Microsecond)
+		// Issue 12's goal: what the resident adds beyond the process hop
+		// every stdio host pays (the echo child) is at most 150 µs.
+		r.verdict = verdict(dMed <= hop.median()+150*time.Microsecond)
 		rows = append(rows, r)
 	}
 	return rows, nil
@@ -187,10 +189,9 @@ func underKeeper() []string {
 
 // execTrue: the round trip of `true` in a running sandbox.
 //
-// A third series runs `true` raw under the keeper, the supervisor the docker
-// provider starts for every exec (subreaper, tree kill, deadline), with its
-// control stream held open as the provider does: the difference from raw is
-// the keeper's own cost, which no change in the resident can remove.
+// A third series runs `true` raw under the keeper ("keeper run" by docker
+// exec, with its control stream held open): the floor of the docker exec
+// path (the exec=exec fallback), which the keeper channel does not pay.
 func (b *bench) execTrue() ([]row, error) {
 	series, err := interleavedN(b.scale(200, 20),
 		func() error { return b.res.exec(b.sandbox, "true") },
@@ -206,9 +207,12 @@ func (b *bench) execTrue() ([]row, error) {
 		return nil, err
 	}
 	ours, raw, keeper := series[0], series[1], series[2]
-	r := row{figure: "exec round trip of `true`", ours: medP99(ours), raw: medP99(raw), goal: "≤ 1.05x raw + 0.2 ms; ≤ 0.8x docker CLI"}
+	// Issue 12's goal: over the keeper channel an exec is one message
+	// round trip and one fork in the sandbox, not three engine calls and a
+	// runc exec.
+	r := row{figure: "exec round trip of `true`", ours: medP99(ours), raw: medP99(raw), goal: "≤ 0.05x raw; ≤ 0.8x docker CLI"}
 	om, rm := ours.median(), raw.median()
-	ok := om <= time.Duration(1.05*float64(rm))+200*time.Microsecond
+	ok := ratio(om, rm) <= 0.05
 	r.ratio = fmt.Sprintf("%.2fx raw", ratio(om, rm))
 	if b.cli {
 		cli, err := timed(b.scale(20, 3), dockerCLI([]string{"exec", b.sandbox, "true"}))
@@ -227,8 +231,8 @@ func (b *bench) execTrue() ([]row, error) {
 		return nil, err
 	}
 	r.ratio += fmt.Sprintf("; engine marks the exec done %s (p99 %s) after its stream ends", ms(lag.median()), ms(lag.p99()))
-	r.ratio += fmt.Sprintf("; raw under the keeper %s (p99 %s), %.2fx raw: the resident adds %s over that",
-		ms(keeper.median()), ms(keeper.p99()), ratio(keeper.median(), rm), us(om-keeper.median()))
+	r.ratio += fmt.Sprintf("; raw under the keeper %s (p99 %s), %.2fx raw: the docker exec path's floor, which ours is %.2fx of",
+		ms(keeper.median()), ms(keeper.p99()), ratio(keeper.median(), rm), ratio(om, keeper.median()))
 	r.verdict = verdict(ok)
 	return []row{r}, nil
 }
@@ -328,8 +332,8 @@ func (b *bench) concurrent() ([]row, error) {
 		raw:  fmt.Sprintf("%s (%.2f)", ms(rawWall.median()), spread(rawLat)),
 		ratio: fmt.Sprintf("wall %.2fx raw; spread %.2fx raw's; raw under the keeper %s, %.2fx raw", ratio(oursWall.median(), rawWall.median()), spread(oursLat)/spread(rawLat),
 			ms(keeperWall.median()), ratio(keeperWall.median(), rawWall.median())),
-		goal: "≤ 1.1x raw; p99/p50 ≤ 2x raw's"}
-	r.verdict = verdict(ratio(oursWall.median(), rawWall.median()) <= 1.1 && spread(oursLat) <= 2*spread(rawLat))
+		goal: "≤ 0.1x raw; p99/p50 ≤ raw's"}
+	r.verdict = verdict(ratio(oursWall.median(), rawWall.median()) <= 0.1 && spread(oursLat) <= spread(rawLat))
 	return []row{r}, nil
 }
 

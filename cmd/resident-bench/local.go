@@ -13,6 +13,11 @@ import (
 // localResident is a resident on the local provider with one running
 // sandbox, for the figures that need no engine.
 func (b *bench) localResident() (p *residentProc, sandbox string, cleanup func(), err error) {
+	return b.localResidentWith(map[string]any{})
+}
+
+// localResidentWith is localResident with the sandbox's spec.
+func (b *bench) localResidentWith(spec map[string]any) (p *residentProc, sandbox string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "resident-bench-local-")
 	if err != nil {
 		return nil, "", nil, err
@@ -28,7 +33,7 @@ func (b *bench) localResident() (p *residentProc, sandbox string, cleanup func()
 		creds[fmt.Sprintf("key%02d", i)] = fmt.Sprintf("bench-credential-%02d-9f8e7d6c5b4a", i)
 	}
 	if err = p.initialize(b.installID, creds); err == nil {
-		sandbox, err = p.createSandbox(map[string]any{})
+		sandbox, err = p.createSandbox(spec)
 	}
 	if err != nil {
 		cleanup()
@@ -113,7 +118,7 @@ func (b *bench) localUpload() ([]row, error) {
 		func() error {
 			before, err := cpuTime(p.pid)
 			if err == nil {
-				err = streamUpload(p, sandbox, "/tmp/resident-bench-up", size, chunk)
+				err = streamUpload(p, sandbox, "/tmp/resident-bench-up", size, chunk, false)
 			}
 			after, cerr := cpuTime(p.pid)
 			cpu += after - before

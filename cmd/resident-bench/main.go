@@ -45,6 +45,7 @@ type bench struct {
 	rawPing      string // the minimal Go program that pings the engine
 	echo         string // a child that answers every frame at once: the process-hop floor
 	image        string
+	busybox      string // the static busybox the image is made of (and the host's httpd of the forward figure)
 	stateDir     string
 	runID        string
 	installID    string
@@ -76,9 +77,19 @@ func run() int {
 	quick := flag.Bool("quick", false, "few repetitions and small payloads (CI); asserts nothing about timing")
 	residentBin := flag.String("resident", "", "resident binary to measure (default: build ./cmd/resident, without -race)")
 	busybox := flag.String("busybox", dockertest.DefaultBusybox, "static busybox to make the sandbox image from")
-	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, sandbox-read, upload, local-exec, local-per-op, local-upload, local-stream, external-exec, kubernetes, forward, pool, trials, snapshot); with --profile, workloads (ops, exec, read, stream, heap); default all")
+	only := flag.String("only", "", "comma-separated figures to run (startup, per-op, exec, create, streaming, concurrent, streaming-rss, read_file, sandbox-read, upload, local-exec, local-per-op, local-upload, local-stream, local-stream-rss, external-exec, shim-exec, kubernetes, forward, local-forward, pool, trials, snapshot); with --profile, workloads (ops, exec, read, upload, stream, heap); default all")
 	profileDir := flag.String("profile", "", "instead of the table, serve the session in-process and write pprof profiles of the hot workloads to this directory")
+	logPath := flag.String("resident-log", "", "write the residents' debug logs to this file (tracing; it slows every figure)")
 	flag.Parse()
+	if *logPath != "" {
+		f, err := os.Create(*logPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "resident-bench:", err)
+			return 1
+		}
+		defer f.Close()
+		residentLog = f
+	}
 
 	b := &bench{quick: *quick, runID: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().Unix()%100000)}
 	b.installID = "bench-" + b.runID
@@ -114,6 +125,7 @@ func run() int {
 	}()
 	defer b.sweep()
 
+	b.busybox = *busybox
 	if err := b.setup(tmp, *residentBin, *busybox); err != nil {
 		fmt.Fprintln(os.Stderr, "resident-bench: setup:", err)
 		return 1
@@ -220,11 +232,14 @@ func (b *bench) measureAll(only string) ([]row, bool) {
 		{"local-per-op", b.localPerOp},
 		{"local-upload", b.localUpload},
 		{"local-stream", b.localStream},
+		{"local-stream-rss", b.localStreamRSS},
 		{"external-exec", b.externalExec},
+		{"shim-exec", b.shimExec},
 		{"pool", b.poolHit},
 		{"trials", b.trials},
 		{"snapshot", b.snapshots},
 		{"forward", b.forward},
+		{"local-forward", b.localForward},
 		{"kubernetes", b.kubernetes},
 	}
 	var rows []row

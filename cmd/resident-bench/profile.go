@@ -17,11 +17,14 @@ import (
 	"github.com/resident-dev/resident/hardening"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/resident"
+
+	// The profile serves the Docker provider in this process.
+	_ "github.com/resident-dev/resident/provider/docker"
 )
 
 // profile serves the same session in this process (the wiring of
 // cmd/resident, over pipes instead of stdio) and records CPU profiles of
-// the per-op, exec and streaming workloads and a heap profile under
+// the per-op, exec, upload and streaming workloads and a heap profile under
 // concurrent streaming, into dir. Read them with `go tool pprof`.
 func (b *bench) profile(dir, only string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -70,6 +73,19 @@ func (b *bench) profile(dir, only string) error {
 		}},
 		{"read", func() error {
 			return p.call("store/read_file", map[string]string{"root": b.readVolume, "path": "big", "stream_id": "profile"}, nil)
+		}},
+		{"upload", func() error {
+			// Sized uploads, as the Go client sends them: the archive path.
+			chunk := make([]byte, 256<<10)
+			for i := range chunk {
+				chunk[i] = byte(i*131 + i>>8)
+			}
+			for range 4 {
+				if err := streamUpload(p, b.sandbox, "/tmp/resident-bench-up", 256<<20, chunk, true); err != nil {
+					return err
+				}
+			}
+			return nil
 		}},
 		{"stream", func() error {
 			for range 4 {

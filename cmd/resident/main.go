@@ -45,6 +45,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "resident:", err)
 		return exitFailure
 	}
+	growPipes(os.Stdin, frames)
 	// With SIGPIPE handled, a write to a closed pipe returns EPIPE and the
 	// cleanup path runs, instead of the runtime killing the process.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)

@@ -130,7 +130,7 @@ func (c *copier) upload(ctx context.Context, r io.Reader, size int64, name, dst 
 		return err
 	}
 	c.bar.start(name, size)
-	_, err := c.s.Upload(ctx, c.id, dst, mode, r, c.bar.update)
+	_, err := c.s.UploadSized(ctx, c.id, dst, mode, r, size, c.bar.update)
 	c.bar.finish()
 	return err
 }

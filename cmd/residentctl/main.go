@@ -2,9 +2,9 @@
 // spawns a resident, runs one command through the client library, and
 // exits. See `residentctl help` and the package doc of client.
 //
-//	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [--keep] [--pool N] -- CMD ARGS...
+//	residentctl run [spec flags] [--env K=V] [--timeout D] [-i] [-t] [--keep] [--pool N] -- CMD ARGS...
 //	residentctl ls [--json]
-//	residentctl exec ID [-i] [-d [--id EXEC_ID]] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
+//	residentctl exec [-i] [-t] ID [-d [--id EXEC_ID]] [--env K=V] [--user U] [-w DIR] [--timeout D] -- CMD ARGS...
 //	residentctl attach ID EXEC_ID [--offset N] [-i]
 //	residentctl execs ID [--json]
 //	residentctl rm ID... | --all [-y]
@@ -25,7 +25,13 @@
 // program that does not exist and 126 for one that cannot be executed (as a
 // shell does), or 125 when residentctl or the resident failed, 130 when
 // interrupted, and 141
-// when the reader of their output went away. The other commands exit 0, or
+// when the reader of their output went away.
+//
+// -t runs the command on a terminal the size of residentctl's own, which
+// must be its stdin; with -i (-it) that terminal is in raw mode while the
+// command runs, so every key, Ctrl-C included, goes to the command as a
+// byte, and window size changes follow it. The terminal's mode is restored
+// however residentctl ends, short of SIGKILL. The other commands exit 0, or
 // 1 on failure; rm of a sandbox that is already gone is not a failure (it
 // exits 0 and says nothing existed), as terminate is idempotent. A usage error is 2. Every failure prints its error kind and
 // a one-line hint on stderr.
@@ -67,8 +73,8 @@ type command struct {
 }
 
 var commands = []command{
-	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [--keep] [--pool N] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code", cmdRun},
-	{"exec", "ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-i] [-d [--id EXEC_ID]] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix)", cmdExec},
+	{"run", "[--image IMG] [--env K=V]... [-v VOL:PATH[:ro]]... [--network N] [--read-only] [--memory MIB] [--cpus N] [--pids N] [--lifetime D] [--workdir DIR] [--user U] [--tag K=V]... [--timeout D] [-w DIR] [-i] [-t] [--keep] [--pool N] -- CMD ARGS...", "run a command in a new sandbox, stream its output, exit with its exit code (-it: on a terminal)", cmdRun},
+	{"exec", "[-i] [-t] ID [--env K=V]... [--user U] [-w DIR] [--timeout D] [-d [--id EXEC_ID]] -- CMD ARGS...", "run a command in an existing sandbox (ID may be a unique prefix; -it: a shell on a terminal)", cmdExec},
 	{"attach", "ID EXEC_ID [--offset N] [-i]", "follow a detached exec (exec -d) from where you choose; Ctrl-C detaches", cmdAttach},
 	{"execs", "ID [--json]", "list a sandbox's detached execs", cmdExecs},
 	{"ls", "[--json]", "list the sandboxes this install owns", cmdLs},
@@ -85,7 +91,9 @@ var commands = []command{
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal ends the command and restores the mode of
+	// a -t terminal like any other interruption.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// A closed stdout (residentctl run ... | head) becomes EPIPE instead of
 	// killing residentctl, so the command is killed and its sandbox removed.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)

@@ -354,18 +354,3 @@ func TestSnapshotAndBuildNeedTheirCapabilities(t *testing.T) {
 	}
 	ctl(t, state, nil, "snapshot", "only-one-word").want(t, exitUsage, "")
 }
-
-// TestPortNeedsAProviderThatForwards: local has no port_forward, and
-// residentctl says so with the kind; a bad PORT is a usage error.
-func TestPortNeedsAProviderThatForwards(t *testing.T) {
-	state := t.TempDir()
-	r := ctl(t, state, nil, "run", "--keep", "--", "true")
-	r.want(t, 0, "")
-	id := strings.TrimSpace(strings.TrimPrefix(string(r.stderr), "residentctl: kept sandbox "))
-	r = ctl(t, state, nil, "port", id, "8080")
-	r.want(t, 1, "")
-	if !strings.Contains(string(r.stderr), "cannot forward ports") || !strings.Contains(string(r.stderr), "invalid_request") {
-		t.Fatalf("stderr: %s", r.stderr)
-	}
-	ctl(t, state, nil, "port", id, "http").want(t, exitUsage, "")
-}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -18,6 +18,7 @@ type execFlags struct {
 	env     multiFlag
 	timeout time.Duration
 	stdin   bool
+	tty     bool
 	user    string
 	cwd     string
 }
@@ -26,6 +27,10 @@ func (f *execFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.env, "env", "set an environment variable `NAME=VALUE` (repeatable)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "kill the command after this long, e.g. 30s (default: the resident's, 1h)")
 	fs.BoolVar(&f.stdin, "i", false, "forward residentctl's stdin to the command (otherwise its stdin is closed)")
+	fs.BoolVar(&f.tty, "t", false, "run the command on a terminal the size of residentctl's (stdin must be one; capabilities.tty); with -i, a real terminal: raw mode, every key (Ctrl-C too) goes to the command")
+	both := bothFlag{&f.stdin, &f.tty}
+	fs.Var(both, "it", "-i and -t together, as docker's -it")
+	fs.Var(both, "ti", "-i and -t together")
 	fs.StringVar(&f.cwd, "w", "", "working directory of the command (default: the sandbox's work directory)")
 	if fs.Lookup("user") == nil {
 		fs.StringVar(&f.user, "user", "", "run the command as NAME, UID or UID:GID (needs capabilities.exec_user)")
@@ -59,6 +64,9 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	if err != nil {
 		return usageError(stdio, "run", err)
 	}
+	if err := ef.checkTerminal(stdio); err != nil {
+		return usageError(stdio, "run", err)
+	}
 
 	s, err := g.connect(ctx, stdio)
 	if err != nil {
@@ -74,7 +82,7 @@ func cmdRun(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	if err != nil {
 		return report(stdio, g, "run: creating the sandbox", err, exitRunFailure)
 	}
-	code := execute(ctx, s, g, stdio, "run", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}, ef.stdin)
+	code := execute(ctx, s, g, stdio, "run", protocol.ExecParams{SandboxID: id, Argv: fs.Args(), TimeoutS: timeout, User: ef.user, Cwd: ef.cwd}, ef)
 	if *keep {
 		fmt.Fprintf(stdio.err, "residentctl: kept sandbox %s\n", id)
 		return code
@@ -95,12 +103,16 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	var detach bool
 	var detachID string
 	registerDetach(fs, &detach, &detachID)
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stdio.err, "residentctl exec: usage: residentctl exec ID [flags] -- CMD ARGS...")
+	// Flags go before the id (exec -it ID, as docker's), after it, or both.
+	if err := fs.Parse(args); err != nil {
+		return usageExit(fs, stdio, err)
+	}
+	if fs.NArg() == 0 || fs.Arg(0) == "--" {
+		fmt.Fprintln(stdio.err, "residentctl exec: usage: residentctl exec [flags] ID [flags] -- CMD ARGS...")
 		return exitUsage
 	}
-	id := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
+	id := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
 		return usageExit(fs, stdio, err)
 	}
 	if fs.NArg() == 0 {
@@ -115,6 +127,12 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 	if err != nil {
 		return usageError(stdio, "exec", err)
 	}
+	if err := ef.checkTerminal(stdio); err != nil {
+		return usageError(stdio, "exec", err)
+	}
+	if detach && ef.tty {
+		return usageError(stdio, "exec", errors.New("-d and -t do not go together: a detached exec has no terminal to follow"))
+	}
 	s, err := g.connect(ctx, stdio)
 	if err != nil {
 		return report(stdio, g, "exec", err, exitRunFailure)
@@ -128,17 +146,27 @@ func cmdExec(ctx context.Context, g *globals, stdio stdio, args []string) int {
 		p.Stdin = ef.stdin // fed later through residentctl attach -i
 		return startDetached(ctx, s, g, stdio, p, detachID)
 	}
-	return execute(ctx, s, g, stdio, "exec", p, ef.stdin)
+	return execute(ctx, s, g, stdio, "exec", p, ef)
 }
 
 // execute runs the command with its output going straight to stdout and
-// stderr, and returns its exit code (or 125 when it could not run).
-func execute(ctx context.Context, s *session, g *globals, stdio stdio, what string, p protocol.ExecParams, stdin bool) int {
+// stderr (with -t, a terminal's output is all stdout), and returns its exit
+// code (or 125 when it could not run).
+func execute(ctx context.Context, s *session, g *globals, stdio stdio, what string, p protocol.ExecParams, ef execFlags) int {
 	streams := client.Streams{Stdout: stdio.out, Stderr: stdio.err}
-	if stdin {
+	if ef.stdin {
 		streams.Stdin = stdio.in
 	}
-	res, err := s.Exec(ctx, p, streams)
+	var res *protocol.ExecResult
+	var err error
+	if ef.tty {
+		var t *localTerminal
+		if t, err = terminalOf(stdio.in); err == nil {
+			res, err = execOnTerminal(ctx, s, t, p, streams) // the terminal is restored when it returns
+		}
+	} else {
+		res, err = s.Exec(ctx, p, streams)
+	}
 	if err != nil && res != nil && errors.Is(err, syscall.EPIPE) {
 		return exitBrokenPipe // the reader of our output left (| head): the command was killed, quietly
 	}
@@ -157,6 +185,40 @@ func execute(ctx context.Context, s *session, g *globals, stdio stdio, what stri
 	}
 	return res.ExitCode
 }
+
+// checkTerminal refuses -t before anything starts when stdin is not a
+// terminal, as docker does.
+func (f *execFlags) checkTerminal(stdio stdio) error {
+	if !f.tty {
+		return nil
+	}
+	_, err := terminalOf(stdio.in)
+	return err
+}
+
+// bothFlag is a boolean flag that sets two: -it is -i -t, which the flag
+// package would otherwise read as one flag named "it".
+type bothFlag [2]*bool
+
+func (b bothFlag) String() string {
+	if b[0] == nil {
+		return "false"
+	}
+	return fmt.Sprint(*b[0] && *b[1])
+}
+
+func (b bothFlag) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	if on {
+		*b[0], *b[1] = true, true
+	}
+	return nil
+}
+
+func (bothFlag) IsBoolFlag() bool { return true }
 
 func usageError(stdio stdio, cmd string, err error) int {
 	fmt.Fprintf(stdio.err, "residentctl %s: %v\n", cmd, err)

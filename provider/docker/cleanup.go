@@ -28,20 +28,27 @@ func (p *Provider) discard(ctx context.Context, id, why string) {
 func (p *Provider) removeLater(id, why string) {
 	log := p.log.With(zap.String("sandbox", id[:12]), zap.String("why", why))
 	log.Warn("sandbox left half made; removing it in the background")
+	p.removeBehind(id, log, "half-made sandbox", "list_owned shows it as stopped, for the host to terminate")
+}
+
+// removeBehind removes a container in the background: tries of timing.api
+// each, for timing.cleanupMax in all, every failure logged; left says what
+// becomes of a container it gives up on.
+func (p *Provider) removeBehind(id string, log *zap.Logger, what, left string) {
 	p.cleanups.Go(func() {
 		deadline := time.Now().Add(p.timing.cleanupMax)
 		pause := 100 * time.Millisecond
 		for {
 			_, err := p.removeWithin(p.life, id)
 			if err == nil {
-				log.Info("half-made sandbox removed")
+				log.Info(what + " removed")
 				return
 			}
 			if p.life.Err() != nil || time.Now().Add(pause).After(deadline) {
-				log.Warn("half-made sandbox not removed; list_owned shows it as stopped, for the host to terminate", zap.Error(err))
+				log.Warn(what+" not removed; "+left, zap.Error(err))
 				return
 			}
-			log.Info("half-made sandbox: removal failed; retrying", zap.Error(err), zap.Duration("in", pause))
+			log.Info(what+": removal failed; retrying", zap.Error(err), zap.Duration("in", pause))
 			select {
 			case <-p.life.Done():
 			case <-time.After(pause):

@@ -3,6 +3,8 @@ package docker
 import (
 	"cmp"
 	"context"
+	"errors"
+	"maps"
 	"path"
 	"strconv"
 	"strings"
@@ -86,21 +88,59 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 	if err != nil {
 		return "", err
 	}
+	mode := p.execMode
+	for {
+		id, err := p.createIn(ctx, mode, spec, labels, imageEnv, imageLabels, mounts, name, owner)
+		if err == errNoChannel && mode == ExecModeChannel {
+			if spec.User != "" {
+				return "", protocol.Errorf(protocol.KindInvalidRequest, "spec.user: the keeper channel cannot be had for image %q (its keeper did not answer), and the docker exec path cannot run a sandbox as another user", spec.Image)
+			}
+			p.log.Info("sandbox: the keeper channel cannot be had for this image; falling back to docker exec", zap.String("image", spec.Image))
+			mode = ExecModeExec
+			continue
+		}
+		return id, err
+	}
+}
+
+// errNoChannel is a channel-mode sandbox whose keeper never answered on
+// its channel (an image or engine it cannot run in): create falls back to
+// the exec mode.
+var errNoChannel = errors.New("the sandbox's keeper channel cannot be had")
+
+// createIn creates and starts the container in one exec mode. In the
+// channel mode the keeper is the container's init, with stdin open and no
+// logs (the attach stream is never written to the engine's logs: neither
+// its cost nor what it carries), and its channel is opened at once, so a
+// sandbox whose keeper cannot serve is found here, not at its first exec.
+func (p *Provider) createIn(ctx context.Context, mode string, spec protocol.Spec, labels map[string]string, imageEnv []string, imageLabels map[string]string, mounts []mount.Mount, name string, owner provider.Owner) (string, error) {
+	labels = maps.Clone(labels)
+	labels[LabelExecMode] = mode
+	lifetime := strconv.FormatInt(spec.LifetimeS, 10)
 	cfg := &container.Config{
 		Image:      spec.Image,
-		Entrypoint: []string{keeperproto.Path, keeperproto.CmdAlive, strconv.FormatInt(spec.LifetimeS, 10)},
+		Entrypoint: []string{keeperproto.Path, keeperproto.CmdAlive, lifetime},
 		Cmd:        []string{},
 		Env:        containerEnv(spec, imageEnv),
 		WorkingDir: spec.Workdir,
 		Labels:     labels,
-		// The keeper's "alive" ignores the SIGTERM docker-init would forward
-		// (see the keeper): the container's processes die with pid 1 either
-		// way, so nothing is lost by not asking.
+		// The keeper ignores the SIGTERM docker-init (or the engine) would
+		// send (see the keeper): the container's processes die with pid 1
+		// either way, so nothing is lost by not asking.
 		StopSignal: "SIGKILL",
+	}
+	hc := hostConfig(spec, mounts)
+	if mode == ExecModeChannel {
+		cfg.Entrypoint = append([]string{keeperproto.Path, keeperproto.CmdServe}, p.serveFlags...)
+		cfg.Entrypoint = append(cfg.Entrypoint, "-lifetime", lifetime)
+		cfg.OpenStdin, cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true, true
+		noInit := false
+		hc.Init = &noInit // the keeper is PID 1 and reaps
+		hc.LogConfig = container.LogConfig{Type: "none"}
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostConfig(spec, mounts), Name: name})
+	created, err := p.cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: name})
 	if err != nil {
 		err = classify(cctx, "container create", err)
 		if protocol.KindOf(err) == protocol.KindNotFound {
@@ -115,8 +155,34 @@ func (p *Provider) create(ctx context.Context, spec protocol.Spec, owner provide
 		return "", err
 	}
 	p.known.add(created.ID, engineLabels(labels, imageLabels))
-	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID))
+	if mode == ExecModeChannel {
+		if err := p.firstChannel(cctx, created.ID); err != nil {
+			p.chans.drop(created.ID)
+			p.discard(cctx, created.ID, "its keeper channel failed")
+			return "", err
+		}
+	}
+	if name != "" {
+		p.idle.add(created.ID, name)
+	}
+	p.log.Info("sandbox created", zap.String("sandbox", created.ID[:12]), zap.String("image", spec.Image), zap.String("owner", owner.InstallID), zap.String("exec_mode", mode))
 	return created.ID, nil
+}
+
+// firstChannel opens a new sandbox's channel. A keeper that exited instead
+// of answering (an image or engine it cannot run in) is errNoChannel: the
+// open ends when the engine sees the container stop (openChannel).
+func (p *Provider) firstChannel(ctx context.Context, id string) error {
+	_, _, err := p.channelFor(ctx, id)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return err
+	case protocol.KindOf(err) == protocol.KindConflict, p.stopsSoon(ctx, id):
+		return errNoChannel // the keeper exited: the container stopped
+	}
+	return err
 }
 
 // keeperCaps are the capabilities a keeper needs to protect itself and to

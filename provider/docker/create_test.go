@@ -31,7 +31,7 @@ func TestCreateIsHardenedByDefault(t *testing.T) {
 	hc := c.HostConfig
 	// The keepers' capabilities only; every command's sets are empty (below).
 	if hc.Privileged || !slices.Equal(slices.Sorted(slices.Values(hc.CapAdd)), slices.Sorted(slices.Values(keeperCaps))) || strings.Join(hc.CapDrop, ",") != "ALL" || hc.NetworkMode != "none" ||
-		hc.Init == nil || !*hc.Init || hc.PidsLimit == nil || *hc.PidsLimit != DefaultPidsLimit || len(hc.Binds) != 0 ||
+		hc.Init == nil || *hc.Init || hc.LogConfig.Type != "none" || hc.PidsLimit == nil || *hc.PidsLimit != DefaultPidsLimit || len(hc.Binds) != 0 ||
 		!strings.Contains(strings.Join(hc.SecurityOpt, ","), "no-new-privileges") || hc.ReadonlyRootfs {
 		t.Fatalf("host config: %+v", hc)
 	}
@@ -49,8 +49,8 @@ func TestCreateIsHardenedByDefault(t *testing.T) {
 	if nets := sh(t, p, id, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"); nets != "lo\n" {
 		t.Errorf("network interfaces %q, want only lo", nets)
 	}
-	if pid1 := sh(t, p, id, "tr '\\0' ' ' < /proc/1/cmdline"); !strings.Contains(pid1, "docker-init") {
-		t.Errorf("pid 1 is %q, want docker-init", pid1)
+	if pid1 := sh(t, p, id, "tr '\\0' ' ' < /proc/1/cmdline"); !strings.Contains(pid1, "keeper serve -stdio") {
+		t.Errorf("pid 1 is %q, want the keeper serving its channel", pid1)
 	}
 	if pids := sh(t, p, id, "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max"); pids != "512\n" {
 		t.Errorf("pids.max %q", pids)

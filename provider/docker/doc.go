@@ -16,12 +16,16 @@
 //	no-new-privileges  on: setuid binaries gain nothing                fixed
 //	privileged         never; no host path or Docker socket is ever    fixed
 //	                   mounted: only named volumes
-//	init               docker-init is pid 1 and reaps zombies          fixed
+//	init               the keeper ("keeper serve -stdio") is pid 1,    --provider-opt exec=exec:
+//	                   reaps zombies and serves the channel; stdin     docker-init and "keeper
+//	                   open, log driver none                           alive", as before
 //	processes          512 (pids limit; stops fork bombs). Threads     spec.pids_limit
-//	                   count: each running exec holds ~9 (keeper and
-//	                   command), so about 50 execs run at once by
-//	                   default; the next is refused as quota, naming
-//	                   pids_limit (pids.go)
+//	                   count: over the channel an exec holds its own
+//	                   processes only (the serving keeper's threads
+//	                   are the sandbox's, once); on the exec path
+//	                   each holds ~9 more (a keeper run), so about 50
+//	                   run at once. The next is refused as quota,
+//	                   naming pids_limit (pids.go)
 //	network            none (only lo)                                  spec.network: "bridge" or a
 //	                                                                   network name; "host" and
 //	                                                                   "container:..." are refused,
@@ -39,8 +43,7 @@
 //	                                                                   and is listed expired until
 //	                                                                   terminated
 //	restart policy     none; IPC namespace private                     fixed
-//	stop signal        SIGKILL: docker-init would only forward         fixed
-//	                   SIGTERM to the keeper, which ignores them
+//	stop signal        SIGKILL: the keeper ignores SIGTERM             fixed
 //	user, workdir      the image's                                     spec.workdir
 //	environment        image ENV + spec.env (+ PATH if neither has      spec.env, exec env
 //	                   one); never the resident's own
@@ -98,7 +101,38 @@
 // descendants, which a command that kills the keeper escapes), and
 // exclusive is refused as invalid_request.
 //
-// # Exec
+// # The keeper channel
+//
+// A sandbox is made in one of two exec modes, recorded in the label
+// LabelExecMode. In the channel mode (the default) the keeper is the
+// container's init, "keeper serve -stdio -lifetime S", and the provider
+// holds one long-lived, multiplexed channel to it (internal/keeper/channel,
+// docs/keeper-channel.md) on the container's attach stream: every exec, its
+// stdin, stdout, stderr, signals, resize and exit, every detached exec and
+// every file operation of the sandbox is frames on it, so an exec is one
+// message round trip and one fork in the sandbox, not three engine calls
+// and a runc exec. Why the attach stream is said in channel.go. The channel
+// is opened at create (a keeper that cannot serve is found there: create
+// then falls back to the exec mode and logs it), reopened by the first call
+// after a break (the execs it carried end transient; the keeper kills
+// them when the next holder takes over, or when the lease runs out), and
+// taken over by a new resident (the keeper's generation fence: the old
+// holder's frames are refused from then on, its non-detached execs are
+// killed, detached ones go on). Terminate and Close close it. The shared
+// adapter from the channel to the provider contract is provider/keeperexec,
+// the same as local's.
+//
+// Over the channel an exec may run as another user (ExecRequest.User,
+// spec.user, resolved in the sandbox's /etc/passwd; the command holds no
+// capability), on a terminal (tty, exec/resize), and detached (Detacher:
+// the keeper keeps its output in a ring and its exit; a later resident
+// attaches from an offset). The exec mode (--provider-opt exec=exec, and a
+// sandbox an older resident made, which has no LabelExecMode) keeps
+// everything below: a docker exec of "keeper run" per command, the archive
+// endpoints and per-call keeper execs for files; it refuses users,
+// terminals and detached execs by name.
+//
+// # Exec (the exec mode)
 //
 // An exec is one hijacked connection: stdout and stderr demultiplexed and
 // streamed as they come, with backpressure; the exec's stdin carries framed
@@ -169,15 +203,21 @@
 // an exact label match done by the engine and checked again; a container
 // without our labels, or with another owner, is never listed, touched or
 // removed. Sandbox ids are full 64-hex container ids only (the engine would
-// also resolve names and prefixes). Terminate stops with SIGTERM, SIGKILL
-// after 3s, then removes the container and its scratch volumes; a missing
-// container or one already being removed is success with existed=false.
+// also resolve names and prefixes). Terminate stops the container (its stop
+// signal is SIGKILL; a SIGTERM and 3s of grace for one that says otherwise)
+// and, at the same time, renames it resident-gone-…: from then on it is
+// gone to every call, and terminate answers while the engine removes the
+// container and its scratch volumes in the background; a start sweep
+// removes one a resident left so (gone.go). A sandbox with store volumes is
+// removed before terminate answers. A missing container or one already
+// gone or being removed is success with existed=false.
 //
 // Labels never change and ids are never reused, so the provider remembers
 // the labels of the sandboxes it created or inspected (known.go) and offers
 // them as provider.OwnerMemory: an exec then makes the engine calls a bare
 // exec makes and no more. Whether a sandbox runs is asked only when the
-// engine refuses an exec; read_owner and terminate always ask the engine.
+// engine refuses an exec; read_owner and the provider's terminate always
+// ask the engine.
 //
 // # Errors, timeouts, credentials
 //

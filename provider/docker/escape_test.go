@@ -49,6 +49,8 @@ func awaitRunning(t *testing.T, p *Provider, id, want string) {
 
 func TestKillOfAnExecThatKillsItsKeeperLeavesNothing(t *testing.T) {
 	p, _ := newTestProvider(t)
+	// "keeper kill" is the exec path's own fallback: its sandboxes only.
+	execPath := newExecModeProvider(t)
 	kills := map[string]func(t *testing.T, id, script string) result{
 		"timeout": func(t *testing.T, id, script string) result {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -70,12 +72,12 @@ func TestKillOfAnExecThatKillsItsKeeperLeavesNothing(t *testing.T) {
 			// The fallback path alone: a second exec running "keeper kill".
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			proc, err := p.Exec(ctx, id, provider.ExecRequest{Argv: []string{"sh", "-c", script}})
+			proc, err := execPath.Exec(ctx, id, provider.ExecRequest{Argv: []string{"sh", "-c", script}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			awaitRunning(t, p, id, "sleep 100")
-			if _, err := p.runKeeper(testCtx(t), id, keeperproto.CmdKill, "-token", proc.(*process).token); err != nil {
+			if _, err := execPath.runKeeper(testCtx(t), id, keeperproto.CmdKill, "-token", proc.(*process).token); err != nil {
 				t.Fatal(err)
 			}
 			return collect(proc)
@@ -84,7 +86,11 @@ func TestKillOfAnExecThatKillsItsKeeperLeavesNothing(t *testing.T) {
 	for kill, do := range kills {
 		for name, script := range escapes {
 			t.Run(kill+"/"+name, func(t *testing.T) {
-				id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+				maker := p
+				if kill == "keeper_kill" {
+					maker = execPath
+				}
+				id := create(t, maker, testOwner(t), protocol.Spec{}, nil)
 				r := do(t, id, script)
 				if r.err != nil || r.status.Code != keeperproto.KilledExitCode {
 					t.Errorf("killed exec: %+v %v, stderr %q", r.status, r.err, r.stderr)

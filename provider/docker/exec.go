@@ -40,6 +40,12 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 			return nil, err
 		}
 	}
+	if p.modeOf(sandboxID) == ExecModeChannel {
+		return p.execChannel(ctx, sandboxID, req)
+	}
+	if err := refuseOnExecPath(sandboxID, req); err != nil {
+		return nil, err
+	}
 	run := keeper.Run{Token: keeper.NewToken(), Stdin: req.Stdin, Exclusive: req.Exclusive}
 	if req.Cwd != "" {
 		// Relative to the sandbox root, and never above it.

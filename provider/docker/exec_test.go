@@ -52,7 +52,7 @@ func TestExecEnvIsNeverOnACommandLine(t *testing.T) {
 	if first != "exec-canary-42 spec-canary-41" {
 		t.Fatalf("the process saw %q", first)
 	}
-	if strings.Contains(rest, "canary") || !strings.Contains(rest, "keeper run") {
+	if strings.Contains(rest, "canary") || !strings.Contains(rest, "/.resident/keeper") {
 		t.Fatalf("command lines in the sandbox:\n%s", rest)
 	}
 }

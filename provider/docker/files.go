@@ -31,6 +31,12 @@ import (
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
 	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
 	defer cancel()
+	if conn, abs, user, ok, err := p.fileChannel(ctx, sandboxID, filePath, "write_file"); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return p.writeBytesOverChannel(ctx, conn, abs, user, filePath, data, mode)
+	}
 	c, err := p.inspectSandbox(ctx, sandboxID)
 	if err != nil {
 		return err

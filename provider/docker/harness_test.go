@@ -69,6 +69,16 @@ func newTestProviderWith(t *testing.T, adjust func(*provider.Config), opts ...cl
 	return p, n
 }
 
+// newExecModeProvider is a provider whose sandboxes take the docker exec
+// path (exec=exec), as an older resident's do.
+func newExecModeProvider(t *testing.T) *Provider {
+	t.Helper()
+	p, _ := newTestProviderWith(t, func(cfg *provider.Config) {
+		cfg.Options = provider.NewOptions(map[string]string{OptExec.Name: ExecModeExec})
+	})
+	return p
+}
+
 // testOwner is an install of its own per test, marked with the run id.
 func testOwner(t *testing.T) provider.Owner {
 	name := strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())

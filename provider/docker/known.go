@@ -17,6 +17,34 @@ import (
 type knownSandboxes struct {
 	mu     sync.Mutex
 	labels map[string]map[string]string // container id -> its labels, as the engine holds them
+	// configs are what a channel's execs need of the container, also
+	// fixed for its life: its environment and working directory.
+	configs map[string]sandboxConfig
+}
+
+// sandboxConfig is the part of a container's config an exec over the
+// channel is built from.
+type sandboxConfig struct {
+	env []string
+	dir string
+}
+
+// addConfig records a sandbox's config (from an inspect).
+func (k *knownSandboxes) addConfig(id string, cfg sandboxConfig) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.configs == nil || len(k.configs) >= maxKnownSandboxes {
+		k.configs = make(map[string]sandboxConfig)
+	}
+	k.configs[id] = cfg
+}
+
+// config is a known sandbox's config; ok is false for an unknown id.
+func (k *knownSandboxes) config(id string) (sandboxConfig, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	cfg, ok := k.configs[id]
+	return cfg, ok
 }
 
 // maxKnownSandboxes bounds the set; past it the set starts over, which costs
@@ -73,6 +101,7 @@ func (k *knownSandboxes) forget(id string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.labels, id)
+	delete(k.configs, id)
 }
 
 // engineLabels are the labels the engine gives a container created with

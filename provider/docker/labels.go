@@ -28,6 +28,9 @@ const (
 	LabelTagKeys = labelPrefix + "tag-keys"
 	// LabelLifetime is spec.lifetime_s, kept to tell expired from stopped.
 	LabelLifetime = labelPrefix + "lifetime-s"
+	// LabelUser is spec.user: the user the keeper runs every exec and file
+	// operation of the sandbox as, unless the exec names another.
+	LabelUser = labelPrefix + "user"
 	// LabelVersion is the provider version that created the object.
 	LabelVersion = labelPrefix + "provider-version"
 )
@@ -70,6 +73,9 @@ func sandboxLabels(spec protocol.Spec, owner provider.Owner, tags map[string]str
 	// Always set, so an image's label of the same key cannot give a
 	// sandbox without a lifetime one.
 	labels[LabelLifetime] = strconv.FormatInt(spec.LifetimeS, 10)
+	if spec.User != "" {
+		labels[LabelUser] = spec.User
+	}
 	labels[owner.Key] = owner.InstallID
 	return labels, nil
 }

@@ -31,7 +31,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	}
 	out := []protocol.Sandbox{}
 	for _, c := range list.Items {
-		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) || isIdle(c) {
+		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) || isIdle(c) || isGone(c) {
 			continue
 		}
 		created := time.Unix(c.Created, 0).UTC()
@@ -101,10 +101,11 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 		return container.InspectResponse{}, classify(cctx, "container inspect", err)
 	}
 	c := res.Container
-	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) {
+	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) || isGoneName(c.Name) {
 		return container.InspectResponse{}, notFound(id)
 	}
 	p.known.add(id, maps.Clone(c.Config.Labels))
+	p.known.addConfig(id, sandboxConfig{env: slices.Clone(c.Config.Env), dir: workdirOf(c)})
 	return c, nil
 }
 
@@ -126,10 +127,16 @@ func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (s
 }
 
 // Terminate stops the sandbox gracefully (SIGTERM, then SIGKILL after
-// timing.stopGrace) and removes it with its scratch volumes. existed is true
-// only for the call whose remove did it: a missing container, or one that
-// another call is already removing, is success with existed=false. A
-// container without our sandbox labels is never touched.
+// timing.stopGrace; a sandbox's stop signal is SIGKILL) and removes it with
+// its scratch volumes. existed is true only for the call that ended it: a
+// missing container, or one that another call is already removing, is
+// success with existed=false. A container without our sandbox labels is
+// never touched.
+//
+// It answers once the sandbox is killed and gone to the host (gone.go):
+// without store volumes the engine's removal finishes in the background;
+// with them terminate waits for it, so the volumes are free when it
+// answers.
 //
 // The whole call has one bound (timing.api; the stop's grace is within it).
 // The removal goes on within that bound if the caller gives up: a cancelled
@@ -149,12 +156,13 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 		p.awaitRemoval(ctx, sandboxID)
 		return false, nil
 	}
-	if c.State != nil && c.State.Running {
-		grace := int(p.timing.stopGrace.Round(time.Second) / time.Second)
-		_, err := p.cli.ContainerStop(ctx, sandboxID, client.ContainerStopOptions{Timeout: &grace})
-		if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) && !cerrdefs.IsConflict(err) {
-			p.log.Warn("sandbox stop failed; removing by force", zap.String("sandbox", sandboxID[:12]), zap.Error(err))
+	if !hasStoreVolumes(c) {
+		if existed, done := p.terminateBehind(ctx, sandboxID, c); done {
+			return existed, nil
 		}
+	} else {
+		_ = p.stop(ctx, sandboxID, c)
+		p.chans.drop(sandboxID)
 	}
 	rctx, rcancel := context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, errEngineTimeout)
 	defer rcancel()
@@ -163,6 +171,22 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 		p.log.Info("sandbox terminated", zap.String("sandbox", sandboxID[:12]))
 	}
 	return existed, err
+}
+
+// stop stops a running sandbox within its grace. It reports false when
+// the engine failed to (logged): the forced removal that follows kills it
+// anyway, and is then waited for.
+func (p *Provider) stop(ctx context.Context, id string, c container.InspectResponse) bool {
+	if c.State == nil || !c.State.Running {
+		return true
+	}
+	grace := int(p.timing.stopGrace.Round(time.Second) / time.Second)
+	_, err := p.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &grace})
+	if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) && !cerrdefs.IsConflict(err) {
+		p.log.Warn("sandbox stop failed; removing by force", zap.String("sandbox", id[:12]), zap.Error(err))
+		return false
+	}
+	return true
 }
 
 // removeWithin force-removes a container and its anonymous volumes within

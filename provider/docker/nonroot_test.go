@@ -8,6 +8,8 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -57,4 +59,25 @@ func TestANonRootSandboxRunsAndKillsAsBefore(t *testing.T) {
 	if protocol.KindOf(err) != protocol.KindInvalidRequest {
 		t.Fatalf("exclusive in a non-root sandbox: %v", err)
 	}
+}
+
+// A keeper that runs unprotected refuses to end its sandbox (it could not
+// be sure of killing everything): terminate falls back to the engine's
+// stop, says so in the log, and the sandbox is stopped all the same.
+func TestANonRootSandboxIsTerminatedByTheEngine(t *testing.T) {
+	p, _ := newTestProvider(t)
+	core, logs := observer.New(zap.InfoLevel)
+	p.log = zap.New(core)
+	id := create(t, p, testOwner(t), protocol.Spec{Image: nonRootImage(t, p)}, nil)
+	sh(t, p, id, "sleep 1000 >/dev/null 2>&1 &")
+	if existed, err := p.Terminate(testCtx(t), id); !existed || err != nil {
+		t.Fatalf("Terminate = %v, %v", existed, err)
+	}
+	if logs.FilterMessageSnippet("did not end it; stopping it through the engine").Len() != 1 {
+		t.Fatalf("the keeper's refusal is not in the log: %v", logs.All())
+	}
+	if c, err := p.cli.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{}); err == nil && c.Container.State.Running {
+		t.Fatal("the sandbox still runs after terminate answered")
+	}
+	awaitRemoved(t, p, id)
 }

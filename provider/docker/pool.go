@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -51,6 +52,35 @@ func markIdle(labels map[string]string, idle *provider.PoolMark) string {
 	return idleNamePrefix + hex.EncodeToString(b[:])
 }
 
+// idleNames remembers the idle name of each member this provider made or
+// listed, so that Claim renames it at once instead of inspecting it first:
+// the hand-out is the one engine call on a pool hit's path. A name is
+// random and given to one container only, and a claim renames by it, so a
+// name remembered wrongly (the member claimed elsewhere since) only makes
+// the rename fail as a lost claim, which it is.
+type idleNames struct {
+	mu    sync.Mutex
+	names map[string]string // container id -> its idle name
+}
+
+func (n *idleNames) add(id, name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.names == nil || len(n.names) >= maxKnownSandboxes {
+		n.names = make(map[string]string)
+	}
+	n.names[id] = name
+}
+
+// take returns id's idle name and forgets it: a claim is tried once by it.
+func (n *idleNames) take(id string) (string, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	name, ok := n.names[id]
+	delete(n.names, id)
+	return name, ok
+}
+
 // isIdle reports whether a listed container is an unclaimed member.
 func isIdle(c container.Summary) bool {
 	return c.Labels[LabelPool] != "" && len(c.Names) > 0 && strings.HasPrefix(strings.TrimPrefix(c.Names[0], "/"), idleNamePrefix)
@@ -81,6 +111,7 @@ func (p *Provider) ListIdle(ctx context.Context, owner provider.Owner) ([]provid
 			continue
 		}
 		idle, _ := strconv.ParseInt(c.Labels[LabelPoolMaxIdle], 10, 64)
+		p.idle.add(c.ID, strings.TrimPrefix(c.Names[0], "/"))
 		out = append(out, provider.IdleSandbox{
 			SandboxID: c.ID,
 			Mark:      provider.PoolMark{Key: c.Labels[LabelPool], MaxIdle: time.Duration(idle) * time.Second},
@@ -92,23 +123,27 @@ func (p *Provider) ListIdle(ctx context.Context, owner provider.Owner) ([]provid
 }
 
 // Claim renames an idle member by its idle name; a second claim finds no
-// container of that name.
+// container of that name. The name is remembered from the member's create
+// or listing; a member this provider never saw is inspected first.
 func (p *Provider) Claim(ctx context.Context, sandboxID string) error {
 	if !validID(sandboxID) {
 		return protocol.Errorf(protocol.KindNotFound, "pool member %q not found", sandboxID)
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	c, err := p.inspectSandbox(cctx, sandboxID)
-	if err != nil {
-		return err
-	}
-	name := strings.TrimPrefix(c.Name, "/")
-	if c.Config == nil || c.Config.Labels[LabelPool] == "" || !strings.HasPrefix(name, idleNamePrefix) {
-		return protocol.Errorf(protocol.KindNotFound, "sandbox %q is not an idle pool member", sandboxID)
+	name, ok := p.idle.take(sandboxID)
+	if !ok {
+		c, err := p.inspectSandbox(cctx, sandboxID)
+		if err != nil {
+			return err
+		}
+		name = strings.TrimPrefix(c.Name, "/")
+		if c.Config == nil || c.Config.Labels[LabelPool] == "" || !strings.HasPrefix(name, idleNamePrefix) {
+			return protocol.Errorf(protocol.KindNotFound, "sandbox %q is not an idle pool member", sandboxID)
+		}
 	}
 	claimed := claimedNamePrefix + sandboxID[:24]
-	_, err = p.cli.ContainerRename(cctx, name, client.ContainerRenameOptions{NewName: claimed})
+	_, err := p.cli.ContainerRename(cctx, name, client.ContainerRenameOptions{NewName: claimed})
 	if err == nil {
 		return nil
 	}

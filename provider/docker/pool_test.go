@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,5 +55,44 @@ func TestSweepRemovesExpiredPoolMembers(t *testing.T) {
 	}
 	if owned, _ := p.ListOwned(testCtx(t), owner); len(owned) != 1 || owned[0].SandboxID != claimed {
 		t.Fatalf("the sweep touched a claimed member: %+v", owned)
+	}
+}
+
+// A claim renames by the idle name the provider remembers from its own
+// create or listing (no inspect first). Of two providers that both know a
+// member, exactly one hands it out; one that never saw it inspects and
+// finds it claimed; a member claimed once is never claimed again.
+func TestClaimByRememberedNameOnce(t *testing.T) {
+	maker, _ := newTestProvider(t)
+	other, _ := newTestProvider(t)
+	stranger, _ := newTestProvider(t)
+	owner := testOwner(t)
+	for round := range 3 {
+		id := createIdle(t, maker, owner, provider.PoolMark{Key: "k", MaxIdle: time.Hour})
+		if _, err := other.ListIdle(testCtx(t), owner); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, p := range []*Provider{maker, other} {
+			wg.Go(func() { errs[i] = p.Claim(testCtx(t), id) })
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("round %d: claims = %v; want exactly one handed out", round, errs)
+		}
+		for _, err := range errs {
+			if err != nil && protocol.KindOf(err) != protocol.KindNotFound {
+				t.Fatalf("round %d: the lost claim is %v, want not_found", round, err)
+			}
+		}
+		for _, p := range []*Provider{maker, other, stranger} {
+			if err := p.Claim(testCtx(t), id); protocol.KindOf(err) != protocol.KindNotFound {
+				t.Fatalf("round %d: a claim of a member handed out = %v, want not_found", round, err)
+			}
+		}
+		if owned, _ := maker.ListOwned(testCtx(t), owner); !slices.ContainsFunc(owned, func(b protocol.Sandbox) bool { return b.SandboxID == id }) {
+			t.Fatalf("round %d: the claimed member is not listed: %+v", round, owned)
+		}
 	}
 }

@@ -13,15 +13,17 @@ import (
 	"github.com/moby/moby/client"
 	"go.uber.org/zap"
 
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/keeperexec"
 )
 
 // Version is the Docker provider's version, reported by Info.
 const Version = "0.1.0"
 
 func init() {
-	provider.Register("docker", "containers on a Docker engine (DOCKER_HOST; local or remote), hardened by default", New)
+	provider.Register("docker", "containers on a Docker engine (DOCKER_HOST; local or remote), hardened by default", New, OptExec, OptFiles, OptForward)
 }
 
 // Interface guards: every optional ability the resident finds by type
@@ -37,12 +39,15 @@ var (
 	_ provider.SandboxFiles      = (*Provider)(nil)
 	_ provider.StreamWriter      = (*Provider)(nil)
 	_ provider.VolumeAdmin       = (*Provider)(nil)
+	_ provider.Detacher          = (*Provider)(nil)
 )
 
 // Provider drives one Docker engine through the Engine API. It keeps no
 // state of its own beyond caches: everything it needs after a restart is in
 // the engine, as labels.
 type Provider struct {
+	keeperexec.Relay // port forwards and egress through the keeper in the sandbox
+
 	cli    *client.Client
 	log    *zap.Logger
 	notify func(method string, params any)
@@ -59,6 +64,26 @@ type Provider struct {
 	stopSweep func() // set by startSweep; cancels the sweep and waits for it
 
 	known knownSandboxes
+	// idle are the idle names of the pool members this provider made or
+	// listed (pool.go), so a claim is one rename.
+	idle idleNames
+	// execMode is the mode new sandboxes are made in (OptExec); chans
+	// are the channels to channel-mode sandboxes (channel.go).
+	execMode string
+	// files is how big files travel (OptFiles, archivefiles.go); the
+	// counts are of files that took the archive (tests look).
+	files                       string
+	archiveReads, archiveWrites atomic.Int64
+	// serveFlags are the keeper's serve flags before -lifetime: "-stdio"
+	// (a test gives one the keeper refuses, to see the fallback).
+	serveFlags []string
+	chans      holders
+	// direct is the path of connections dialled inside a container's
+	// network namespace (netdirect*.go); netPaths logs which path they take.
+	direct    directDial
+	netPaths  netPaths
+	watchOnce sync.Once      // watchEngine starts once
+	watchers  sync.WaitGroup // watchEngine, until life ends
 	// running are the execs this provider started that have not ended.
 	running runningExecs
 
@@ -85,8 +110,11 @@ type timing struct {
 	// still calls running waits this long for it to stop (a terminate
 	// racing the exec) before the refusal is reported as transient.
 	refusalSettle time.Duration
-	cleanupMax    time.Duration // a background removal retries this long in all
-	closeWait     time.Duration // Close waits this long for background removals
+	// startCheck: a channel exec or open without an answer for this long
+	// looks at the sandbox's state once (a paused one never answers).
+	startCheck time.Duration
+	cleanupMax time.Duration // a background removal retries this long in all
+	closeWait  time.Duration // Close waits this long for background removals
 }
 
 var defaultTiming = timing{
@@ -101,6 +129,7 @@ var defaultTiming = timing{
 	helperStart: 5 * time.Minute,
 
 	refusalSettle: 2 * time.Second,
+	startCheck:    time.Second,
 	cleanupMax:    2 * time.Minute,
 	closeWait:     5 * time.Second,
 }
@@ -115,6 +144,22 @@ func New(cfg provider.Config) (provider.Provider, error) {
 
 func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
 	p := &Provider{log: cfg.Logger, notify: cfg.Notify, now: cfg.Now, timing: defaultTiming, helpers: map[string]helperRefs{}, grants: slices.Clone(cfg.AllowVolumes)}
+	p.serveFlags = []string{"-stdio"}
+	switch p.execMode = OptExec.From(cfg.Options); p.execMode {
+	case ExecModeChannel, ExecModeExec:
+	default:
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "docker: option exec=%q: want %q or %q", p.execMode, ExecModeChannel, ExecModeExec)
+	}
+	switch p.files = OptFiles.From(cfg.Options); p.files {
+	case filesArchive, filesChannel:
+	default:
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "docker: option files=%q: want %q or %q", p.files, filesArchive, filesChannel)
+	}
+	switch p.direct.mode = OptForward.From(cfg.Options); p.direct.mode {
+	case ForwardAuto, ForwardChannel:
+	default:
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "docker: option forward=%q: want %q or %q", p.direct.mode, ForwardAuto, ForwardChannel)
+	}
 	p.life, p.endLife = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = zap.NewNop()
@@ -137,6 +182,7 @@ func newProvider(cfg provider.Config, opts ...client.Opt) (*Provider, error) {
 
 // Info names the provider and its features.
 func (p *Provider) Info() provider.Info {
+	channelMode := p.execMode == ExecModeChannel
 	return provider.Info{
 		Name:    "docker",
 		Version: Version,
@@ -146,8 +192,12 @@ func (p *Provider) Info() provider.Info {
 			Pool: true, Snapshot: true, ImageBuild: true,
 			SandboxFiles: true, Upload: true, VolumeAdmin: true,
 			PortForward: true, Egress: true,
+			// The keeper channel's: a sandbox on the exec path (an older
+			// resident's, or a fallback) refuses them by name.
+			Detach: channelMode, ExecUser: channelMode, TTY: channelMode,
 		},
-		CallTimeout: p.timing.api,
+		CallTimeout:         p.timing.api,
+		DetachedBufferBytes: keeperproto.DefaultRing,
 	}
 }
 
@@ -184,7 +234,9 @@ func (p *Provider) Close() error {
 	if p.stopSweep != nil {
 		p.stopSweep()
 	}
-	p.awaitCleanups()
+	p.awaitCleanups() // ends life
+	p.watchers.Wait()
+	p.chans.closeAll()
 	return p.cli.Close()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/resident-dev/resident/internal/keeper"
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider/keeperexec"
 )
 
 // The files of a running sandbox are read, listed and uploaded by the keeper
@@ -104,6 +105,16 @@ func keeperFailure(op, filePath string, h keeperproto.Header) error {
 
 // ReadSandboxFile streams a regular file of a running sandbox.
 func (p *Provider) ReadSandboxFile(ctx context.Context, sandboxID, filePath string) (io.ReadCloser, error) {
+	if conn, abs, user, ok, err := p.fileChannel(ctx, sandboxID, filePath, "read_file"); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		rc, err := conn.ReadFile(ctx, abs, user)
+		if err != nil {
+			return nil, keeperexec.FileError("read_file", filePath, err)
+		}
+		return p.readOverArchive(ctx, sandboxID, rc), nil
+	}
 	target, err := p.sandboxTarget(ctx, sandboxID, filePath, "read_file")
 	if err != nil {
 		return nil, err
@@ -132,6 +143,12 @@ func (p *Provider) ListSandboxDir(ctx context.Context, sandboxID, dirPath string
 	}
 	ctx, cancel := p.callCtx(ctx) // one bound for the whole call
 	defer cancel()
+	if conn, abs, user, ok, err := p.fileChannel(ctx, sandboxID, dirPath, "list_dir"); err != nil || ok {
+		if err != nil {
+			return nil, false, err
+		}
+		return listOverChannel(ctx, conn, abs, user, dirPath, limit)
+	}
 	target, err := p.sandboxTarget(ctx, sandboxID, dirPath, "list_dir")
 	if err != nil {
 		return nil, false, err

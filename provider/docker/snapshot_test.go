@@ -79,6 +79,9 @@ func TestSweepRemovesUntaggedSnapshots(t *testing.T) {
 	if _, err := p.Terminate(testCtx(t), fork); err != nil {
 		t.Fatal(err)
 	}
+	// Terminate answers before the engine has removed the container, which
+	// holds the image until then.
+	awaitRemoved(t, p, fork)
 	if err := p.sweepImagesOlderThan(testCtx(t), 0); err != nil || exists() {
 		t.Fatalf("the untagged snapshot outlived its last fork's sweep (err %v)", err)
 	}

@@ -33,12 +33,14 @@ import (
 //   - a keeper volume of another keeper digest, when the engine agrees to
 //     remove it: it refuses while any container, running or not, mounts it;
 //   - a keeper image of another digest, once its volume is gone: a live
-//     older resident that finds its volume missing imports both again.
+//     older resident that finds its volume missing imports both again;
+//   - a terminated sandbox whose background removal did not finish (its
+//     resident was killed first): its gone name says so (gone.go).
 //
 // A running helper is never touched: it ends with its request (the lease,
 // storehelper.go), and one of an older keeper when its output is written.
 func (p *Provider) sweep(ctx context.Context) error {
-	return errors.Join(p.sweepHelpers(ctx), p.sweepKeepers(ctx), p.sweepIdle(ctx), p.sweepImages(ctx))
+	return errors.Join(p.sweepHelpers(ctx), p.sweepKeepers(ctx), p.sweepIdle(ctx), p.sweepGone(ctx), p.sweepImages(ctx))
 }
 
 // startSweep runs the sweep once per provider, in the background, so the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
@@ -19,6 +20,15 @@ import (
 // stdin without the end frame: the keeper removes the temporary file and the
 // target stays as it was. At most one frame is held at a time.
 func (p *Provider) WriteFileFrom(ctx context.Context, sandboxID, filePath string, mode *uint32, src io.Reader) (int64, error) {
+	if conn, abs, user, ok, err := p.fileChannel(ctx, sandboxID, filePath, "write_file"); err != nil || ok {
+		if err != nil {
+			return 0, err
+		}
+		if n, ok, err := p.writeOverArchive(ctx, sandboxID, conn, abs, user, filePath, mode, src); err != nil || ok {
+			return n, err
+		}
+		return p.writeOverChannel(ctx, conn, abs, user, filePath, mode, src)
+	}
 	target, err := p.sandboxTarget(ctx, sandboxID, filePath, "write_file")
 	if err != nil {
 		return 0, err
@@ -36,31 +46,70 @@ func (p *Provider) WriteFileFrom(ctx context.Context, sandboxID, filePath string
 	}
 	defer run.Close()
 	run.headerRead() // the answer comes after the data, however long it takes
-	if err := sendFrames(ctx, run, src); err != nil {
-		if errors.Is(err, errUploadRefused) {
-			// The keeper refused before reading it all: its answer says why.
-			if h, herr := readHeader(run); herr == nil && h.Error != "" {
-				return 0, keeperFailure("write_file", filePath, h)
-			}
-		}
-		// Closing stdin without the end frame is the keeper's signal to
-		// leave nothing; wait for its answer so nothing is left when we
-		// return.
-		_ = run.hijack.CloseWrite()
-		_, _ = io.Copy(io.Discard, run.stdout)
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		return 0, err
-	}
-	h, err := readHeader(run)
+	h, err := sendAndAwaitAnswer(ctx, run, src)
 	if err != nil {
-		return 0, run.failure("write_file", err)
+		return 0, err
 	}
 	if h.Error != "" {
 		return 0, keeperFailure("write_file", filePath, h)
 	}
 	return h.Size, nil
+}
+
+// sendAndAwaitAnswer streams src to a keeper put and returns its answer.
+// The answer is read while the data goes out: a keeper that refuses before
+// reading (a directory at the path, a denied parent) answers and exits,
+// and an engine need not close the exec's stdin then, so a writer that
+// waited for its writes to fail could wait for good once the socket's
+// buffers are full. An early refusal cuts the writes off instead.
+func sendAndAwaitAnswer(ctx context.Context, run *helperRun, src io.Reader) (keeperproto.Header, error) {
+	type answer struct {
+		h   keeperproto.Header
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		h, err := readHeader(run)
+		answered <- answer{h, err}
+	}()
+	sent := make(chan error, 1)
+	go func() { sent <- sendFrames(ctx, run, src) }()
+	var a answer
+	select {
+	case err := <-sent:
+		if err != nil {
+			// Stdin closed without the end frame is the keeper's signal
+			// to leave nothing; its answer says it has.
+			_ = run.hijack.CloseWrite()
+		}
+		a = <-answered
+		// The keeper's refusal explains writes it stopped taking; any
+		// other failure is the upload's own.
+		if err != nil && (!errors.Is(err, errUploadRefused) || a.err != nil || a.h.Error == "") {
+			if ctx.Err() != nil {
+				return keeperproto.Header{}, ctx.Err()
+			}
+			return keeperproto.Header{}, err
+		}
+	case a = <-answered:
+		if a.err == nil && a.h.Error == "" {
+			// A keeper answers success only after the end frame: the
+			// writer is at its last step.
+			if err := <-sent; err != nil {
+				return keeperproto.Header{}, err
+			}
+			return a.h, nil
+		}
+		// A refusal before the data was all out (or a broken stream):
+		// cut the writer off and wait for it, so src is no longer read
+		// once this returns.
+		_ = run.hijack.Conn.SetWriteDeadline(time.Unix(1, 0))
+		<-sent
+	}
+	if a.err != nil {
+		return keeperproto.Header{}, run.failure("write_file", a.err)
+	}
+	return a.h, nil
 }
 
 var errUploadRefused = errors.New("the keeper stopped reading the upload")

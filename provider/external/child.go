@@ -23,8 +23,9 @@ import (
 // child is one run of the provider program and its connection. A child
 // that dies is never reused: the supervisor starts a new one.
 type child struct {
-	cmd  *exec.Cmd
-	conn *jsonrpc2.Conn
+	cmd    *exec.Cmd
+	conn   *jsonrpc2.Conn
+	stream *childStream
 	// gone is closed when the connection ends (exit, junk on stdout, kill).
 	gone chan struct{}
 	// cause says why; set before gone closes.
@@ -39,7 +40,8 @@ type child struct {
 // start spawns argv in a process group of its own that dies with the
 // resident, and connects to it. handler gets the provider's notifications
 // on the connection's read loop, in order.
-func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*child, *jsonrpc2.Request)) (*child, error) {
+// onData gets the data frames of connection streams there too.
+func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*child, *jsonrpc2.Request), onData func(string, []byte)) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = os.Environ()
 	cmd.SysProcAttr = childProcAttr()
@@ -71,6 +73,8 @@ func start(argv []string, log func() *zap.Logger, maxFrame int, handler func(*ch
 		close(c.drained)
 	}()
 	stream := &childStream{Stream: wire.NewStream(stdout, stdin, stdin, maxFrame)}
+	stream.OnData = onData
+	c.stream = stream
 	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(
 		func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 			if !req.Notif {
@@ -135,6 +139,13 @@ func (s *childStream) ReadObject(v any) error {
 	return err
 }
 
+// Notify and Data make a child a wire.Sender of its connection streams.
+func (c *child) Notify(method string, params any) error {
+	return c.conn.Notify(context.Background(), method, params)
+}
+
+func (c *child) Data(connID string, data []byte) error { return c.stream.WriteData(connID, data) }
+
 // kill ends the provider's whole process group at once.
 func (c *child) kill() {
 	if c.cmd.Process != nil {
@@ -146,7 +157,9 @@ func (c *child) kill() {
 // stop is the shutdown ladder: shutdown, stdin EOF, SIGTERM, SIGKILL.
 func (c *child) stop(grace time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	_ = c.conn.Call(ctx, wire.MethodShutdown, nil, nil)
+	// A string id: the connection's own numbering would collide with the
+	// numbers Provider.nextID picks for every other call.
+	_ = c.conn.Call(ctx, wire.MethodShutdown, nil, nil, jsonrpc2.PickID(jsonrpc2.ID{Str: "shutdown", IsString: true}))
 	cancel()
 	_ = c.stdin.Close()
 	for _, sig := range []syscall.Signal{0, syscall.SIGTERM} {

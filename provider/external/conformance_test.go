@@ -14,7 +14,7 @@ import (
 )
 
 // served opens the external provider over `resident --serve-provider NAME`.
-func served(t *testing.T, name, state string, adjust func(*provider.Config), extra ...string) provider.Provider {
+func served(t testing.TB, name, state string, adjust func(*provider.Config), extra ...string) provider.Provider {
 	t.Helper()
 	cfg := provider.Config{Logger: zaptest.NewLogger(t)}
 	if adjust != nil {

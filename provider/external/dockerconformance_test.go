@@ -36,7 +36,7 @@ func TestConformanceOverServedDocker(t *testing.T) {
 // and makes the busybox image the suite runs, from nothing. What the test
 // leaves on the engine (volumes seeded through sandboxes) is removed at its
 // end, so a later package's sweep finds nothing of it.
-func engineImage(t *testing.T) string {
+func engineImage(t testing.TB) string {
 	t.Helper()
 	if os.Getenv("DOCKER_HOST") == "" {
 		if os.Getenv("CI") == "true" {

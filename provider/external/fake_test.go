@@ -31,6 +31,10 @@ func runFakeIfAsked() {
 
 func fakeMain(mode string) int {
 	switch mode {
+	case "net-no-commands", "net-bad-commands":
+		return netFakeMain(mode)
+	case "conn-none", "conn-relay", "conn-refused", "conn-flood", "conn-exit", "conn-hang":
+		return connFakeMain(mode)
 	case "exit-at-start":
 		fmt.Fprintln(os.Stderr, "fake: exiting at once")
 		return 3

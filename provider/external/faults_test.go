@@ -35,7 +35,7 @@ var (
 	buildError error
 )
 
-func residentBin(t *testing.T) string {
+func residentBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir, buildError = os.MkdirTemp("", "resident-external-test")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/external/wire"
@@ -218,7 +220,8 @@ func (w *stdinWriter) Close() error {
 func (p *Provider) callStdin(e *process, params wire.ExecStdinParams) error {
 	// Bounded by the exec's own context and the child's life, not by the
 	// exec's end: an EOF's answer may come after the exit it caused.
-	call, err := e.child.conn.DispatchCall(e.ctx, wire.MethodExecStdin, params)
+	var id jsonrpc2.ID
+	call, err := e.child.conn.DispatchCall(e.ctx, wire.MethodExecStdin, params, jsonrpc2.PickID(p.nextID(&id)))
 	if err != nil {
 		return fmt.Errorf("exec stdin: %w", io.ErrClosedPipe)
 	}

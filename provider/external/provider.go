@@ -55,10 +55,14 @@ type Provider struct {
 	mu        sync.Mutex
 	child     *child
 	described *wire.InitializeResult
+	relay     *wire.NetCommands // nil: no port_forward or egress through this provider
 	policy    provider.SecretPolicy
 	creds     map[string]string
 	execs     map[string]*process
 	reads     map[string]*readStream
+	conns     map[string]carried
+	connSeq   uint64
+	connWin   int64
 	unauth    func(string)
 	seq       atomic.Uint64
 	execSeq   uint64
@@ -94,6 +98,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		argv: append([]string{}, cfg.Args...), name: cfg.Args[0], base: log,
 		notify: notify, callTimeout: DefaultCallTimeout, window: DefaultExecWindow, maxFrame: maxFrameBytes,
 		execs: map[string]*process{}, reads: map[string]*readStream{},
+		conns: map[string]carried{}, connWin: wire.DefaultConnWindow,
 	}
 	if d := CallTimeoutOption.From(cfg.Options); d > 0 {
 		p.callTimeout = d
@@ -125,16 +130,17 @@ func (p *Provider) logger() *zap.Logger { return p.logp.Load() }
 
 func (p *Provider) initParams() wire.InitializeParams {
 	return wire.InitializeParams{ProtocolVersion: wire.Version, ResidentVersion: "resident", MaxFrameBytes: p.maxFrame,
-		ExecWindowBytes: p.window, CallTimeoutS: p.callTimeout.Seconds()}
+		ExecWindowBytes: p.window, CallTimeoutS: p.callTimeout.Seconds(), ConnWindowBytes: p.connWin}
 }
 
-// Info is what the provider described, less port_forward and egress: the
-// provider protocol does not carry provider.Relayer yet, so a served
-// provider that has them (docker) cannot lend them through it.
+// Info is what the provider described; port_forward and egress only when
+// it also answered net/commands with usable templates (askNetCommands).
 func (p *Provider) Info() provider.Info {
 	d := p.described
 	caps := d.Capabilities
-	caps.PortForward, caps.Egress = false, false // not lent through the provider protocol yet
+	if p.relay == nil {
+		caps.PortForward, caps.Egress = false, false
+	}
 	return provider.Info{Name: d.Name, Version: d.Version, Capabilities: caps, CallTimeout: p.callTimeout, DetachedBufferBytes: d.DetachedBufferBytes}
 }
 
@@ -276,6 +282,8 @@ func (p *Provider) notification(c *child, req *jsonrpc2.Request) {
 				rs.buf.push(m.Data)
 			}
 		}
+	case wire.NotifyConnData, wire.NotifyConnCredit, wire.NotifyConnClose:
+		p.connNotification(req)
 	case wire.NotifyUnauthorized:
 		var m wire.Unauthorized
 		_ = decodeNotif(req, &m)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/external/wire"
@@ -91,7 +93,8 @@ func (p *Provider) streamCall(ctx context.Context, c *child, method string, para
 }
 
 func (p *Provider) streamCallResult(ctx context.Context, c *child, method string, params, result any) error {
-	call, err := c.conn.DispatchCall(ctx, method, params)
+	var id jsonrpc2.ID
+	call, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(p.nextID(&id)))
 	if err != nil {
 		return p.lost(c, method, err)
 	}

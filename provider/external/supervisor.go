@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider"
 	"github.com/resident-dev/resident/provider/external/wire"
 )
 
@@ -76,7 +77,7 @@ func (p *Provider) noteCrash() {
 
 // spawn starts a child and runs the handshake (and auth, after the first).
 func (p *Provider) spawn(ctx context.Context) (*child, error) {
-	c, err := start(p.argv, p.logger, p.maxFrame, p.notification)
+	c, err := start(p.argv, p.logger, p.maxFrame, p.notification, p.connData)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +96,7 @@ func (p *Provider) spawn(ctx context.Context) (*child, error) {
 	// is not allowed to change them, and Info reads this without a lock.
 	if p.described == nil {
 		p.described = &res
+		p.relay = p.askNetCommands(ctx, c, res.Capabilities)
 	} else if res.Name != p.described.Name || res.Capabilities != p.described.Capabilities {
 		p.logger().Warn("a restarted provider describes itself differently; the first description stays",
 			stringField("name", res.Name))
@@ -123,7 +125,16 @@ func (p *Provider) watch(c *child) {
 	}
 	execs := p.execs
 	p.execs = map[string]*process{}
+	var conns []*wire.ConnEnd
+	for _, cs := range p.conns {
+		if cs.child == c {
+			conns = append(conns, cs.end)
+		}
+	}
 	p.mu.Unlock()
+	for _, end := range conns {
+		end.Reset(protocol.Errorf(protocol.KindTransient, "provider %s ended during the connection: %v", p.name, c.cause))
+	}
 	for _, e := range execs {
 		if e.child == c {
 			e.fail(protocol.Errorf(protocol.KindTransient, "provider %s ended during the exec: %v", p.name, c.cause))
@@ -202,7 +213,11 @@ func (p *Provider) lost(c *child, method string, err error) error {
 	return protocol.Errorf(protocol.KindTransient, "provider %s %s: %v", p.name, method, c.cause)
 }
 
-// nextID takes no lock: spawn calls it while holding p.mu.
+// nextID numbers every request to the child: each call must pick its id
+// here, never take jsonrpc2's own numbering, which counts separately and
+// would reuse these numbers (two calls under one id get each other's
+// answers, and the provider's cancellation map mixes them up too). It
+// takes no lock: spawn calls it while holding p.mu.
 func (p *Provider) nextID(id *jsonrpc2.ID) jsonrpc2.ID {
 	*id = jsonrpc2.ID{Num: p.seq.Add(1)}
 	return *id
@@ -216,6 +231,9 @@ func wireError(name, method, msg string, code int64, data *json.RawMessage) erro
 		d = wire.ErrorData{}
 	}
 	_ = code
+	if d.UseRelay && method == wire.MethodConnOpen {
+		return fmt.Errorf("provider %s: %s: %w", name, msg, provider.ErrNoDial)
+	}
 	return d.Error(msg)
 }
 

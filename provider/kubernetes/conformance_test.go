@@ -17,14 +17,21 @@ import (
 	"github.com/resident-dev/resident/provider/providertest"
 )
 
-// TestConformance runs the provider contract's suite on the real cluster.
-func TestConformance(t *testing.T) {
+// TestConformance runs the provider contract's suite on the real cluster,
+// with execs over the keeper channel (the default).
+func TestConformance(t *testing.T) { conformance(t, modeChannel) }
+
+// TestConformanceExecSubresource runs it with one exec subresource stream
+// per command (--provider-opt exec=exec), the fallback.
+func TestConformanceExecSubresource(t *testing.T) { conformance(t, modeExec) }
+
+func conformance(t *testing.T, mode string) {
 	needCluster(t)
 	providertest.Run(t, providertest.Harness{
-		New:   func(t *testing.T) provider.Provider { return newTestProvider(t) },
+		New:   func(t *testing.T) provider.Provider { return newTestProviderMode(t, mode, nil) },
 		Image: cluster.Image,
 		NewWith: func(t *testing.T, adjust func(*provider.Config)) provider.Provider {
-			return newTestProviderWith(t, adjust)
+			return newTestProviderMode(t, mode, adjust)
 		},
 		Volume: func(t *testing.T, owner provider.Owner, name string, files map[string]string) {
 			seedVolume(t, newTestProvider(t), owner, name, files)
@@ -37,7 +44,7 @@ func TestConformance(t *testing.T) {
 			seedVolume(t, p, provider.Owner{Key: providertest.OwnerKey, InstallID: "seeder-" + name}, name, files)
 		},
 		Plant: func(t *testing.T, tags map[string]string) string {
-			return plantSandbox(t, newTestProvider(t), tags)
+			return plantSandbox(t, newTestProviderMode(t, mode, nil), tags)
 		},
 		Isolated: true,
 	})
@@ -69,8 +76,12 @@ func plantSandbox(t *testing.T, p *Provider, tags map[string]string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.removeLeftoverPod(id) })
-	if err := p.awaitRunning(ctx, created); err != nil {
+	early, err := p.awaitRunning(ctx, created)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if conn, _ := early.finish(); conn != nil {
+		_ = conn.Close() // the test's calls open their own
 	}
 	return id
 }

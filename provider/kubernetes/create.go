@@ -65,9 +65,14 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 			return "", err
 		}
 	}
-	if err := p.awaitRunning(ctx, created); err != nil {
+	early, err := p.awaitRunning(ctx, created)
+	if err != nil {
 		p.removeLeftovers(id, created.UID)
 		return "", err
+	}
+	p.learnPod(created)
+	if conn, rw := early.finish(); conn != nil {
+		p.holdChannel(id, conn, rw)
 	}
 	return id, nil
 }
@@ -75,8 +80,15 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 var errPodStartTimeout = fmt.Errorf("the pod did not start in time")
 
 // awaitRunning watches the pod until its sandbox container runs, or a
-// state says it never will.
-func (p *Provider) awaitRunning(ctx context.Context, pod *corev1.Pod) error {
+// state says it never will. For a channel pod it opens the channel on the
+// way (earlyOpen), and a channel the keeper welcomed is the pod running:
+// the status would say so only at the kubelet's next relist.
+func (p *Provider) awaitRunning(ctx context.Context, pod *corev1.Pod) (early *earlyOpen, err error) {
+	defer func() {
+		if err != nil {
+			early.stop()
+		}
+	}()
 	cs, _ := p.client()
 	var last string
 	for {
@@ -84,32 +96,65 @@ func (p *Provider) awaitRunning(ctx context.Context, pod *corev1.Pod) error {
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String(), ResourceVersion: pod.ResourceVersion,
 		})
 		if err != nil {
-			return p.startFailed(ctx, last, classify(ctx, "pod watch", err))
+			return early, p.startFailed(ctx, last, classify(ctx, "pod watch", err))
 		}
-		for ev := range w.ResultChan() {
+		done, why, err := p.watchStart(ctx, w, pod.Name, &early)
+		w.Stop()
+		if done || err != nil {
+			return early, err
+		}
+		if why.pod != nil {
+			pod, last = why.pod, why.waiting
+		}
+		if ctx.Err() != nil {
+			return early, p.startFailed(ctx, last, nil)
+		}
+		// The watch ended (the API server closes them now and then): go on
+		// from the last version seen.
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startProgress is the last state a watch showed: the pod, and why it is
+// still waiting.
+type startProgress struct {
+	pod     *corev1.Pod
+	waiting string
+}
+
+// watchStart follows one watch of the starting pod to its end: done when
+// the sandbox container runs (its status, or the keeper's Welcome on a
+// channel opened early), an error when it never will.
+func (p *Provider) watchStart(ctx context.Context, w watch.Interface, name string, early **earlyOpen) (bool, startProgress, error) {
+	var prog startProgress
+	for {
+		select {
+		case <-(*early).opened():
+			if (*early).conn != nil {
+				return true, prog, nil
+			}
+			// It gave up: ctx ended; the watch ends with it.
+			*early = nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, prog, nil
+			}
 			if ev.Type == watch.Error || ev.Type == watch.Deleted {
-				w.Stop()
-				return protocol.Errorf(protocol.KindTransient, "pod %s went away while starting", pod.Name)
+				return false, prog, protocol.Errorf(protocol.KindTransient, "pod %s went away while starting", name)
 			}
 			current, ok := ev.Object.(*corev1.Pod)
 			if !ok {
 				continue
 			}
-			pod = current
 			done, why, err := startState(current)
 			if done || err != nil {
-				w.Stop()
-				return err
+				return done, prog, err
 			}
-			last = why
+			prog = startProgress{current, why}
+			if *early == nil && p.channel && current.Annotations[AnnotationChannel] == channelSealed && sandboxStarting(current) {
+				*early = p.startEarlyOpen(ctx, name)
+			}
 		}
-		w.Stop()
-		if ctx.Err() != nil {
-			return p.startFailed(ctx, last, nil)
-		}
-		// The watch ended (the API server closes them now and then): go on
-		// from the last version seen.
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -32,6 +32,18 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if _, gone := p.terminated.Load(sandboxID); gone || !validID(sandboxID) {
 		return nil, notFound(sandboxID)
 	}
+	if p.channel {
+		pc, ok, err := p.channelFor(ctx, sandboxID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return p.execChannel(ctx, sandboxID, pc, req)
+		}
+		if req.TTY != nil || req.User != "" {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec tty and user: sandbox %s was made with --provider-opt exec=exec (its keeper serves no channel)", sandboxID)
+		}
+	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	run := keeper.Run{Token: keeper.NewToken(), Stdin: req.Stdin, Exclusive: req.Exclusive, Relay: true, EnvStdin: true}

@@ -16,9 +16,17 @@ import (
 
 // The API server restarted mid-exec: the exec ends transient (its stream
 // went with the server; the keeper kills the tree when its control stream
-// ends), and once the server is back the next call simply works.
+// ends, or over the channel when the next call takes the channel over or
+// the lease of the broken one ends), and once the server is back the next
+// call simply works: over the channel, it reconnects.
 func TestAPIServerRestartMidExec(t *testing.T) {
-	p := newTestProvider(t)
+	for _, mode := range []string{modeChannel, modeExec} {
+		t.Run(mode, func(t *testing.T) { apiServerRestartMidExec(t, mode) })
+	}
+}
+
+func apiServerRestartMidExec(t *testing.T, mode string) {
+	p := newTestProviderMode(t, mode, nil)
 	owner := provider.Owner{Key: "resident-install-id", InstallID: "fault-" + newID()[len(idPrefix):]}
 	id := createFor(t, p, owner, protocol.Spec{Image: cluster.Image})
 	proc, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sleep", "300"}})
@@ -55,7 +63,7 @@ func TestAPIServerRestartMidExec(t *testing.T) {
 // resident then finds the sandbox and terminates it (the conformance
 // suite's restart case).
 func TestConnectionLossKillsTheTree(t *testing.T) {
-	p := newTestProvider(t)
+	p := newTestProviderMode(t, modeExec, nil)
 	owner := provider.Owner{Key: "resident-install-id", InstallID: "lost-" + newID()[len(idPrefix):]}
 	id := createFor(t, p, owner, protocol.Spec{Image: cluster.Image})
 	proc, err := p.Exec(context.Background(), id, provider.ExecRequest{Argv: []string{"sh", "-c", "sleep 301 & sleep 302"}})

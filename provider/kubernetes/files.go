@@ -21,6 +21,11 @@ import (
 func (p *Provider) WriteFile(ctx context.Context, sandboxID, filePath string, data []byte, mode *uint32) error {
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
+	if p.channel {
+		if served, err := p.writeFileChannel(ctx, sandboxID, filePath, data, mode); served {
+			return err
+		}
+	}
 	pod, err := p.getSandbox(ctx, sandboxID)
 	if err != nil {
 		return err

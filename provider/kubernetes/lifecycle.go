@@ -166,6 +166,7 @@ func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error
 		return false, err
 	}
 	p.terminated.Store(pod.Name, true)
+	p.dropHolder(pod.Name)
 	cs, _ := p.client()
 	for {
 		// The resource version as a precondition: of concurrent deletes, the

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,7 +29,10 @@ var (
 	admin          kubernetes.Interface
 )
 
-const testNamespace = "default"
+// testNamespace holds every object the tests make. RESIDENT_K8S_TEST_NAMESPACE
+// gives two test runs on one cluster a namespace each (made when missing):
+// the leftover checks are per namespace.
+var testNamespace = cmp.Or(os.Getenv("RESIDENT_K8S_TEST_NAMESPACE"), "default")
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
@@ -39,6 +45,9 @@ func runMain(m *testing.M) int {
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err = admin.CoreV1().Namespaces().Get(ctx, testNamespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}}, metav1.CreateOptions{})
+		}
 		cancel()
 	}
 	if err != nil {
@@ -114,10 +123,17 @@ func newTestProvider(t *testing.T) *Provider {
 
 func newTestProviderWith(t *testing.T, adjust func(*provider.Config)) *Provider {
 	t.Helper()
+	return newTestProviderMode(t, modeChannel, adjust)
+}
+
+// newTestProviderMode is a provider whose execs reach the keeper the way
+// mode says (--provider-opt exec).
+func newTestProviderMode(t *testing.T, mode string, adjust func(*provider.Config)) *Provider {
+	t.Helper()
 	needCluster(t)
 	// The cluster says whether its plugin enforces policies; the provider
 	// announces network_control accordingly.
-	cfg := provider.Config{Options: provider.NewOptions(map[string]string{optPolicies.Name: strconv.FormatBool(cluster.PoliciesEnforced)})}
+	cfg := provider.Config{Options: provider.NewOptions(map[string]string{optPolicies.Name: strconv.FormatBool(cluster.PoliciesEnforced), optExec.Name: mode})}
 	if adjust != nil {
 		adjust(&cfg)
 	}

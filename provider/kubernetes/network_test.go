@@ -28,11 +28,17 @@ func TestNetworkPolicyIsolation(t *testing.T) {
 		t.Fatalf("a bridge sandbox did not reach its peer: %q", out)
 	}
 	if !cluster.PoliciesEnforced {
-		t.Skip("NetworkPolicy is not enforced on this cluster (.ci/k8s-cluster: the kernel lacks the nftables queue statement kube-network-policies needs); the none half is not provable here")
+		t.Skip("NetworkPolicy is not enforced on this cluster (.ci/k8s-cluster: the kernel has neither the nftables queue statement nor iptables' NFQUEUE target, one of which kube-network-policies needs); the none half is not provable here")
 	}
 	none := createFor(t, p, owner, protocol.Spec{Image: cluster.Image})
 	if out := fetch(t, p, none, peerIP); strings.Contains(out, "peer-answers") {
 		t.Fatalf("a none sandbox reached a peer pod: %q", out)
+	}
+	// Nor does anything reach it: its policy denies ingress too.
+	noneServer := startIn(t, p, none, "sh", "-c", "mkdir -p /tmp/www && echo none-answers > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www")
+	defer noneServer()
+	if out := fetch(t, p, bridge, podIP(t, none)); strings.Contains(out, "none-answers") {
+		t.Fatalf("a bridge sandbox reached a none sandbox: %q", out)
 	}
 }
 

@@ -47,7 +47,7 @@ func (p *Provider) sandboxPod(id string, spec protocol.Spec, labels map[string]s
 		workdir = defaultWorkdir
 	}
 	mounts := []corev1.VolumeMount{{Name: volumeKeeper, MountPath: keeperproto.Dir, ReadOnly: true}}
-	volumes := []corev1.Volume{{Name: volumeKeeper, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(16<<20, resource.BinarySI)}}}}
+	volumes := []corev1.Volume{p.keeperVolume()}
 	if spec.ReadOnlyRoot {
 		// Scratch on the node's disk, removed with the pod.
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeTmp, MountPath: "/tmp"}, corev1.VolumeMount{Name: volumeWork, MountPath: path.Join("/", workdir)})
@@ -76,22 +76,36 @@ func (p *Provider) sandboxPod(id string, spec protocol.Spec, labels map[string]s
 		}
 		return 0
 	})
+	command := []string{keeperproto.Path, keeperproto.CmdAlive, strconv.FormatInt(spec.LifetimeS, 10)}
+	annotations := map[string]string{AnnotationTagKeys: tagKeys}
+	if p.channel {
+		// The keeper serves the channel on the container's stdin and stdout
+		// (the attach stream), which stays open across attaches.
+		command = []string{keeperproto.Path, keeperproto.CmdServe, "-stdio", "-lifetime", strconv.FormatInt(spec.LifetimeS, 10)}
+		annotations[AnnotationChannel] = channelSealed
+		if spec.User != "" {
+			annotations[AnnotationUser] = spec.User
+		}
+	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: p.namespace, Labels: labels, Annotations: map[string]string{AnnotationTagKeys: tagKeys}},
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: p.namespace, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			AutomountServiceAccountToken:  new(false),
 			EnableServiceLinks:            new(false),
 			TerminationGracePeriodSeconds: new(int64(0)),
 			SecurityContext:               &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			InitContainers:                []corev1.Container{p.keeperInit()},
+			InitContainers:                p.keeperInit(),
 			Containers: []corev1.Container{{
 				Name:  containerSandbox,
 				Image: spec.Image,
 				// Never pulls "latest" on every start: a cluster with the
 				// image on its nodes needs no registry.
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:         []string{keeperproto.Path, keeperproto.CmdAlive, strconv.FormatInt(spec.LifetimeS, 10)},
+				Command:         command,
+				Stdin:           p.channel,
+				StdinOnce:       false,
+				TTY:             false,
 				Env:             env,
 				WorkingDir:      workdir,
 				VolumeMounts:    mounts,
@@ -117,11 +131,30 @@ func (p *Provider) sandboxPod(id string, spec protocol.Spec, labels map[string]s
 	return pod, nil
 }
 
+// keeperVolume is what the sandbox container mounts read-only at the
+// keeper's directory: an emptyDir the init container fills from the keeper
+// image, or the node's directory of this keeper (keeper_host_dir).
+func (p *Provider) keeperVolume() corev1.Volume {
+	if p.keeperHostDir != "" {
+		// Type Directory: the kubelet checks it is there and makes nothing
+		// (without a type, containerd would make an empty directory on the
+		// node). A node without it retries the mount: create ends at its
+		// bound, transient, "ContainerCreating".
+		dir := path.Dir(KeeperHostPath(p.keeperHostDir, p.keeperDigest))
+		return corev1.Volume{Name: volumeKeeper, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: new(corev1.HostPathDirectory)}}}
+	}
+	return corev1.Volume{Name: volumeKeeper, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: resource.NewQuantity(16<<20, resource.BinarySI)}}}
+}
+
 // keeperInit installs the keeper into the pod's keeper volume from the
-// keeper image, so the sandbox's image needs no shell, no cp, nothing.
-func (p *Provider) keeperInit() corev1.Container {
+// keeper image, so the sandbox's image needs no shell, no cp, nothing;
+// none with keeper_host_dir, whose volume holds the keeper already.
+func (p *Provider) keeperInit() []corev1.Container {
+	if p.keeperHostDir != "" {
+		return nil
+	}
 	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}
-	return corev1.Container{
+	return []corev1.Container{{
 		Name:            containerKeeper,
 		Image:           p.keeperImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
@@ -134,7 +167,7 @@ func (p *Provider) keeperInit() corev1.Container {
 			ReadOnlyRootFilesystem:   new(true),
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-	}
+	}}
 }
 
 // resourcesOf: spec.cpus and spec.memory_mb as equal requests and limits

@@ -5,17 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperbin"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -29,19 +30,22 @@ var (
 	optContext   = provider.Option[string]{Name: "context", Doc: "kubeconfig context (empty: the current one)"}
 	optKeeper    = provider.Option[string]{Name: "keeper_image", Doc: "image with the keeper at /.resident/keeper, on the nodes or in a registry they reach (empty: resident-keeper:<digest>)"}
 	optPolicies  = provider.Option[bool]{Name: "network_policy_enforced", Default: true, Doc: "the cluster's network plugin enforces NetworkPolicy (announced as network_control; spec.network none relies on it)"}
+	optKeeperDir = provider.Option[string]{Name: "keeper_host_dir", Doc: "a directory on every node holding KeeperHostPath's <digest prefix>/keeper: pods mount it read-only instead of running the keeper image's init container (a container start and a kubelet relist less per create; needs hostPath volumes, which Pod Security's baseline and restricted levels refuse)"}
+	optExec      = provider.Option[string]{Name: "exec", Default: modeChannel, Doc: "how execs reach a pod's keeper: channel (the default: one attach stream per pod, sealed, so the node's pod log holds only ciphertext; terminals, users, detached execs, sandbox files) or exec (the fallback: one exec subresource stream per command, none of those)"}
 )
 
 func init() {
 	provider.Register("kubernetes", "pods on a Kubernetes cluster (KUBECONFIG, ~/.kube/config or in-cluster), hardened by default",
-		New, optNamespace, optContext, optKeeper, optPolicies)
+		New, optNamespace, optContext, optKeeper, optKeeperDir, optPolicies, optExec)
 }
 
 // Interface guards.
 var (
-	_ provider.Provider   = (*Provider)(nil)
-	_ provider.FileWriter = (*Provider)(nil)
-	_ provider.Store      = (*Provider)(nil)
-	_ provider.Process    = (*process)(nil)
+	_ provider.Provider    = (*Provider)(nil)
+	_ provider.FileWriter  = (*Provider)(nil)
+	_ provider.Store       = (*Provider)(nil)
+	_ provider.OwnerMemory = (*Provider)(nil)
+	_ provider.Process     = (*process)(nil)
 )
 
 // Provider drives one namespace of a cluster through the API server. Like
@@ -55,11 +59,19 @@ type Provider struct {
 	base        *rest.Config // from the kubeconfig; ApplyAuth may add a token
 	mu          sync.RWMutex
 	cfg         *rest.Config
-	cs          kubernetes.Interface
+	cs          *apiClient
 	namespace   string
 	keeperImage string
-	enforced    bool
-	grants      []provider.VolumeGrant
+	// keeperHostDir, when set, is the node directory of the keeper
+	// (KeeperHostPath): no init container.
+	keeperHostDir string
+	keeperDigest  string // the embedded keeper's, for KeeperHostPath
+	enforced      bool
+	grants        []provider.VolumeGrant
+	channel       bool // modeChannel: pods serve the keeper channel on their attach stream
+
+	holdersMu sync.Mutex
+	holders   map[string]*holder // by sandbox id
 
 	unauthorized atomic.Pointer[func(reason string)]
 	running      runningExecs
@@ -108,11 +120,21 @@ func New(cfg provider.Config) (provider.Provider, error) {
 
 func newProvider(cfg provider.Config, restCfg *rest.Config, namespace string) (*Provider, error) {
 	p := &Provider{log: cfg.Logger, now: cfg.Now, timing: defaultTiming, namespace: namespace,
-		keeperImage: optKeeper.From(cfg.Options), enforced: optPolicies.From(cfg.Options), grants: slices.Clone(cfg.AllowVolumes)}
+		keeperImage: optKeeper.From(cfg.Options), keeperHostDir: optKeeperDir.From(cfg.Options), enforced: optPolicies.From(cfg.Options), grants: slices.Clone(cfg.AllowVolumes)}
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}
+	switch mode := optExec.From(cfg.Options); mode {
+	case modeChannel, "":
+		p.channel = true
+	case modeExec:
+		// The fallback: no attach stream (a proxy that refuses them, an
+		// API server without WebSocket or SPDY upgrades for attach).
+	default:
+		return nil, protocol.Errorf(protocol.KindInvalidRequest, "kubernetes: --provider-opt exec=%q: want %s or %s", mode, modeChannel, modeExec)
+	}
 	p.log = p.log.Named("provider.kubernetes")
+	routeKlog(p.log)
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -122,6 +144,19 @@ func newProvider(cfg provider.Config, restCfg *rest.Config, namespace string) (*
 			return nil, fmt.Errorf("kubernetes: %w", err)
 		}
 		p.keeperImage = KeeperImage(bin.Digest)
+		p.keeperDigest = bin.Digest
+	}
+	if p.keeperHostDir != "" {
+		if !path.IsAbs(p.keeperHostDir) {
+			return nil, protocol.Errorf(protocol.KindInvalidRequest, "kubernetes: --provider-opt keeper_host_dir=%q must be absolute", p.keeperHostDir)
+		}
+		if p.keeperDigest == "" {
+			bin, err := keeperbin.For("amd64")
+			if err != nil {
+				return nil, fmt.Errorf("kubernetes: %w", err)
+			}
+			p.keeperDigest = bin.Digest
+		}
 	}
 	p.base = rest.CopyConfig(restCfg)
 	if err := p.useConfig(p.base); err != nil {
@@ -135,12 +170,20 @@ func newProvider(cfg provider.Config, restCfg *rest.Config, namespace string) (*
 // keeper version.
 func KeeperImage(digest string) string { return "resident-keeper:" + digest[:16] }
 
+// KeeperHostPath is where, under --provider-opt keeper_host_dir=DIR, a
+// node holds the keeper of a digest: DIR/<digest prefix>/keeper (mode
+// 0555), put there once per keeper version, as the keeper image would be
+// loaded. The pod mounts DIR/<digest prefix> read-only at the keeper's
+// directory; a node without it fails the sandbox container's start at
+// once (invalid_request).
+func KeeperHostPath(dir, digest string) string { return path.Join(dir, digest[:16], "keeper") }
+
 // useConfig builds the clients for cfg, watching every response for 401.
 func (p *Provider) useConfig(cfg *rest.Config) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.WrapTransport = p.watchUnauthorized
 	cfg.QPS, cfg.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := newAPIClient(cfg)
 	if err != nil {
 		return protocol.Errorf(protocol.KindInvalidRequest, "kubernetes client: %v", err)
 	}
@@ -150,7 +193,7 @@ func (p *Provider) useConfig(cfg *rest.Config) error {
 	return nil
 }
 
-func (p *Provider) client() (kubernetes.Interface, *rest.Config) {
+func (p *Provider) client() (*apiClient, *rest.Config) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.cs, p.cfg
@@ -158,7 +201,7 @@ func (p *Provider) client() (kubernetes.Interface, *rest.Config) {
 
 // Info names the provider and its features.
 func (p *Provider) Info() provider.Info {
-	return provider.Info{
+	info := provider.Info{
 		Name:    "kubernetes",
 		Version: Version,
 		Capabilities: protocol.Capabilities{
@@ -167,6 +210,13 @@ func (p *Provider) Info() provider.Info {
 		},
 		CallTimeout: p.timing.api,
 	}
+	p.netCapabilities(&info.Capabilities)
+	if p.channel {
+		c := &info.Capabilities
+		c.Detach, c.TTY, c.ExecUser, c.SandboxFiles, c.Upload = true, true, true, true, true
+		info.DetachedBufferBytes = keeperproto.DefaultRing
+	}
+	return info
 }
 
 // Secrets: the host's bearer token (initialize.credentials) is registered
@@ -221,7 +271,12 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Close releases nothing the cluster holds: sandboxes keep running.
-func (p *Provider) Close() error { return nil }
+// Its channels are let go: the keepers kill the non-detached execs they
+// started over them.
+func (p *Provider) Close() error {
+	p.closeHolders()
+	return nil
+}
 
 // callCtx bounds one call as a whole.
 func (p *Provider) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -79,7 +79,7 @@ func (p *Provider) withReader(ctx context.Context, owner provider.Owner, volume 
 	remove := func() { p.removeLeftoverPod(pod.Name) }
 	rctx, cancel := context.WithTimeoutCause(ctx, p.timing.reader, errPodStartTimeout)
 	defer cancel()
-	if err := p.awaitRunning(rctx, pod); err != nil {
+	if _, err := p.awaitRunning(rctx, pod); err != nil { // no channel: a reader pod is not a sandbox
 		remove()
 		return "", nil, err
 	}

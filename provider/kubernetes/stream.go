@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 )
@@ -18,7 +17,7 @@ import (
 func (p *Provider) executor(podName, container string, cmd []string, tty bool) (remotecommand.Executor, error) {
 	cs, cfg := p.client()
 	req := cs.CoreV1().RESTClient().Post().Namespace(p.namespace).Resource("pods").Name(podName).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, parameterCodec())
 	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
 	if err != nil {
 		return nil, err
@@ -37,7 +36,7 @@ func (p *Provider) executor(podName, container string, cmd []string, tty bool) (
 func (p *Provider) spdyExecutor(podName, container string, cmd []string, tty bool) (remotecommand.Executor, error) {
 	cs, cfg := p.client()
 	req := cs.CoreV1().RESTClient().Post().Namespace(p.namespace).Resource("pods").Name(podName).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: true, Stdout: true, Stderr: !tty, TTY: tty}, parameterCodec())
 	return remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
 }
 

@@ -5,14 +5,12 @@ package local
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"path"
-	"slices"
-	"strings"
 
 	"github.com/resident-dev/resident/internal/keeper/channel"
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider/keeperexec"
 )
 
 // writeFileInSandbox is write_file of an isolated sandbox: the keeper
@@ -43,9 +41,9 @@ func (p *Provider) writeFromInSandbox(ctx context.Context, id, filePath string, 
 		perm := *mode & 0o777 // only the permission bits, as before
 		mode = &perm
 	}
-	counted := &countingReader{r: src}
+	counted := &keeperexec.CountingReader{R: src}
 	err = conn.WriteFile(ctx, abs, mode, user, counted)
-	return counted.n, fileError("write_file", filePath, err)
+	return counted.N, keeperexec.FileError("write_file", filePath, err)
 }
 
 // readInSandbox is read_file of a running isolated sandbox, read by the
@@ -56,7 +54,7 @@ func (p *Provider) readInSandbox(ctx context.Context, id, filePath string) (io.R
 		return nil, err
 	}
 	rc, err := conn.ReadFile(ctx, abs, user)
-	return rc, fileError("read_file", filePath, err)
+	return rc, keeperexec.FileError("read_file", filePath, err)
 }
 
 // listInSandbox is list_dir of a running isolated sandbox, by the keeper.
@@ -67,14 +65,9 @@ func (p *Provider) listInSandbox(ctx context.Context, id, dirPath string, limit 
 	}
 	entries, truncated, err := conn.ListDir(ctx, abs, user, limit)
 	if err != nil {
-		return nil, false, fileError("list_dir", dirPath, err)
+		return nil, false, keeperexec.FileError("list_dir", dirPath, err)
 	}
-	out := make([]protocol.DirEntry, len(entries))
-	for i, e := range entries {
-		out[i] = protocol.DirEntry{Name: e.Name, Type: e.Type, Size: e.Size, Mtime: e.Mtime}
-	}
-	slices.SortFunc(out, func(a, b protocol.DirEntry) int { return strings.Compare(a.Name, b.Name) })
-	return out, truncated, nil
+	return keeperexec.Entries(entries), truncated, nil
 }
 
 // fileChannel is the channel for a file operation on filePath, the path
@@ -90,42 +83,4 @@ func (p *Provider) fileChannel(ctx context.Context, id, filePath string) (*chann
 		return nil, "", "", initError(err)
 	}
 	return conn, path.Clean("/" + workRel(m.Spec.Workdir, filePath)), m.Spec.User, nil
-}
-
-// fileError maps a file operation the keeper refused to the protocol's
-// reasons and kinds, once.
-func fileError(op, filePath string, err error) error {
-	var fe *channel.FileError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fe):
-		msg := op + " " + filePath + ": " + fe.Msg
-		if reason := protocol.Reason(fe.Reason); reason.Known() {
-			field := fe.Field
-			if field == "" {
-				field = protocol.FieldPath
-			}
-			return protocol.ReasonError(reason, field, msg, nil)
-		}
-		kind := protocol.Kind(fe.Kind)
-		if !kind.Known() {
-			kind = protocol.KindInvalidRequest
-		}
-		return &protocol.Error{Kind: kind, Msg: msg}
-	case errors.Is(err, channel.ErrBroken):
-		return &protocol.Error{Kind: protocol.KindTransient, Msg: op + ": the sandbox's channel broke", Err: err}
-	}
-	return err
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }

@@ -6,17 +6,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/channel"
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/keeperexec"
 )
 
 var _ provider.Detacher = (*Provider)(nil)
@@ -96,10 +93,9 @@ func (p *Provider) Attach(ctx context.Context, sandboxID, execID string, offset 
 	}
 	e, info, err := conn.Attach(ctx, execID, offset)
 	if err != nil {
-		return nil, p.goneOr(sandboxID, detachError(execID, err))
+		return nil, p.goneOr(sandboxID, keeperexec.DetachError(execID, err))
 	}
-	a := &attachment{exec: e, stdin: p.hasStdin(sandboxID, execID), next: info.Offset, info: provider.AttachInfo{Offset: info.Offset, Lost: max(info.Offset-offset, 0)}}
-	return a, nil
+	return keeperexec.NewAttachment(e, info, offset, p.hasStdin(sandboxID, execID)), nil
 }
 
 // ListExecs lists the sandbox's detached execs, running or ended.
@@ -110,19 +106,9 @@ func (p *Provider) ListExecs(ctx context.Context, sandboxID string) ([]protocol.
 	}
 	execs, err := conn.ListExecs(ctx)
 	if err != nil {
-		return nil, p.goneOr(sandboxID, detachError("", err))
+		return nil, p.goneOr(sandboxID, keeperexec.DetachError("", err))
 	}
-	out := make([]protocol.ExecInfo, 0, len(execs))
-	for _, x := range execs {
-		info := protocol.ExecInfo{ExecID: x.ID, Argv: x.Argv, StartedAt: x.Started.UTC().Format(time.RFC3339),
-			Running: x.Running, NextOffset: x.End, BufferedBytes: x.Buffered, DroppedBytes: x.Dropped}
-		if x.Exit != nil {
-			code := x.Exit.Code
-			info.ExitCode, info.Signal = &code, x.Exit.Signal
-		}
-		out = append(out, info)
-	}
-	return out, nil
+	return keeperexec.ExecInfos(execs), nil
 }
 
 // KillExec kills a detached exec's whole tree.
@@ -131,7 +117,7 @@ func (p *Provider) KillExec(ctx context.Context, sandboxID, execID string) error
 	if err != nil {
 		return err
 	}
-	return p.goneOr(sandboxID, detachError(execID, conn.KillExec(ctx, execID)))
+	return p.goneOr(sandboxID, keeperexec.DetachError(execID, conn.KillExec(ctx, execID)))
 }
 
 // detachChannel is the channel of a sandbox whose detached execs are
@@ -154,69 +140,5 @@ func (p *Provider) detachChannel(ctx context.Context, sandboxID string) (*channe
 	return conn, nil
 }
 
-func detachError(execID string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, channel.ErrUnknownExec):
-		return protocol.Errorf(protocol.KindNotFound, "exec %q not found", execID)
-	case errors.Is(err, channel.ErrBroken):
-		return &protocol.Error{Kind: protocol.KindTransient, Msg: "the sandbox's channel broke", Err: err}
-	}
-	return &protocol.Error{Kind: protocol.KindTransient, Msg: "detached exec", Err: err}
-}
-
 var errUnisolatedDetach = protocol.Errorf(protocol.KindInvalidRequest,
 	"exec detach: local runs execs unisolated here (no working bwrap), so no keeper can hold a detached exec; install %s", bwrapPackage)
-
-// attachment is one reader of a detached exec over the channel.
-type attachment struct {
-	exec  *channel.Exec
-	stdin bool  // the exec was started with stdin
-	next  int64 // the offset the next chunk must have, at least
-	info  provider.AttachInfo
-
-	once   sync.Once
-	status provider.ExitStatus
-	ended  bool
-}
-
-var _ provider.Attachment = (*attachment)(nil)
-
-func (a *attachment) Next() (provider.OutputChunk, error) {
-	c, err := a.exec.Next()
-	if err == io.EOF {
-		a.once.Do(func() {
-			st, werr := a.exec.Wait()
-			if werr == nil {
-				a.status = provider.ExitStatus{Code: st.Code, Signal: st.Signal, OOMKilled: st.OOMKilled, Killed: st.Killed, TimedOut: st.TimedOut}
-				a.ended = true
-			}
-		})
-		return provider.OutputChunk{}, io.EOF
-	}
-	if err != nil {
-		return provider.OutputChunk{}, detachError(a.exec.ID(), err)
-	}
-	// Offsets only grow: a forward jump is output the ring let go, a
-	// chunk numbered below the last one's end is the client's numbering
-	// racing the replay's start (the client sets the replay's offset
-	// after the first chunks may have come) and continues where the last
-	// one ended.
-	off := max(c.Offset, a.next)
-	a.next = off + int64(len(c.Data))
-	return provider.OutputChunk{Stream: c.Stream, Offset: off, Data: c.Data}, nil
-}
-
-func (a *attachment) Exit() (provider.ExitStatus, bool) { return a.status, a.ended }
-
-func (a *attachment) Stdin() io.WriteCloser {
-	if w := a.exec.Stdin(); w != nil && a.stdin {
-		return w
-	}
-	return nil
-}
-
-func (a *attachment) Info() provider.AttachInfo { return a.info }
-
-func (a *attachment) Close() error { return a.exec.Release() }

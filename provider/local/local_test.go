@@ -141,3 +141,12 @@ func TestNewHasNoSideEffects(t *testing.T) {
 		t.Error("ApplyAuth left a half-removed sandbox in the trash")
 	}
 }
+
+// TestConformanceNetWithoutNetns runs the net cases the way a resident
+// without root carries connections: each one a connection stream of the
+// sandbox's keeper channel, no exec, instead of a socket the resident
+// opens in the sandbox's network namespace itself.
+func TestConformanceNetWithoutNetns(t *testing.T) {
+	t.Cleanup(local.WithoutNetnsDial())
+	providertest.RunNet(t, harness(t))
+}

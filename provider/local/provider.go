@@ -17,6 +17,7 @@ import (
 	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/provider/keeperexec"
 )
 
 // Version is the local provider's version, reported by Info.
@@ -42,6 +43,8 @@ var (
 // All state that must survive a restart lives on disk; the maps below only
 // track what this instance started (running execs, lifetime timers).
 type Provider struct {
+	keeperexec.Relay // port forwards and egress through the keeper in the sandbox
+
 	log        *zap.Logger
 	now        func() time.Time
 	sandboxes  string                 // StateDir/local/sandboxes: one directory per sandbox
@@ -150,6 +153,10 @@ func (p *Provider) Info() provider.Info {
 			Detach:       p.isolated(),
 			ExecUser:     p.isolated(), // the keeper switches user, in the sandbox's /etc/passwd
 			TTY:          p.isolated(),
+			// The keeper's relay, proxy and attach (net.go), in the
+			// sandbox's one network namespace.
+			PortForward: p.isolated(),
+			Egress:      p.isolated(),
 			// cpus, memory_mb and pids_limit, through cgroup v1 as root.
 			ResourceLimits: limitsEnforced(),
 		},

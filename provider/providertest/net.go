@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/resident-dev/resident/protocol"
@@ -24,6 +28,12 @@ func runNet(t *testing.T, h Harness) {
 			t.Fatalf("the provider announces port_forward=%v egress=%v but has no provider.Relayer", caps.PortForward, caps.Egress)
 		}
 		t.Skip("the provider has no provider.Relayer")
+	}
+	if !caps.PortForward && !caps.Egress {
+		// A Relayer whose commands this instance cannot run (local without
+		// bwrap, an external provider whose program has none): the
+		// resident never asks for them.
+		t.Skip("the provider announces neither port_forward nor egress")
 	}
 	id := e.create(protocol.Spec{}, nil)
 	c, cancel := context.WithCancel(ctx(t))
@@ -84,6 +94,121 @@ func runNet(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("dial_reaches_the_port_the_relay_does", func(t *testing.T) {
+		d, ok := e.p.(provider.Dialer)
+		if !ok {
+			t.Skip("the provider has no provider.Dialer")
+		}
+		conn, err := d.DialSandbox(c, id, 3999)
+		if errors.Is(err, provider.ErrNoDial) {
+			t.Skipf("the provider cannot dial here: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("DialSandbox(3999): %v", err)
+		}
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "CONNECT dialled.example:443 HTTP/1.1\r\n\r\n")
+		_ = conn.CloseWrite() // a half-close reaches the server; the answer still comes back
+		ev := proxy.next(t)
+		if ev.Host != "dialled.example" || ev.Port != 443 {
+			t.Fatalf("the proxy asked %+v, want dialled.example:443", ev)
+		}
+		proxy.refuse(t, ev.ID, "dialled and refused")
+		out, _ := io.ReadAll(conn)
+		if !strings.HasPrefix(string(out), "HTTP/1.1 403 ") || !strings.Contains(string(out), "dialled and refused") {
+			t.Fatalf("the dialled connection read %q, want the proxy's 403", out)
+		}
+		if _, err := d.DialSandbox(c, id, 3998); err == nil || errors.Is(err, provider.ErrNoDial) {
+			t.Fatalf("DialSandbox of a closed port: %v, want the connection's failure", err)
+		}
+		if _, err := d.DialSandbox(c, "no-such-sandbox", 3999); protocol.KindOf(err) != protocol.KindNotFound {
+			t.Fatalf("DialSandbox of a missing sandbox: %v, want not_found", err)
+		}
+	})
+
+	t.Run("attach_proxy_carries_a_held_connection_both_ways", func(t *testing.T) {
+		a, ok := e.p.(provider.ProxyAttacher)
+		if !ok {
+			t.Skip("the provider has no provider.ProxyAttacher")
+		}
+		relay := start(t, c, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3999), Stdin: true})
+		_, _ = io.WriteString(relay.proc.Stdin(), "CONNECT attached.example:443 HTTP/1.1\r\n\r\nfrom-client")
+		ev := proxy.next(t)
+		held, err := a.AttachProxy(c, id, ev.ID)
+		if errors.Is(err, provider.ErrNoDial) {
+			proxy.refuse(t, ev.ID, "no attach here") // the proxy would hold the client for its whole wait
+			_ = relay.proc.Stdin().Close()
+			relay.wait(t)
+			t.Skipf("the provider cannot attach here: %v", err)
+		}
+		if err != nil {
+			t.Fatalf("AttachProxy: %v", err)
+		}
+		defer held.Close()
+		_, _ = io.WriteString(held, "from-upstream")
+		_ = held.CloseWrite()
+		await(t, "the upstream's bytes to reach the client", func() bool {
+			return strings.HasSuffix(relay.stdout.String(), "from-upstream")
+		})
+		_ = relay.proc.Stdin().Close()
+		got, _ := io.ReadAll(held)
+		relay.wait(t)
+		if out := relay.stdout.String(); out != "HTTP/1.1 200 Connection established\r\n\r\nfrom-upstream" {
+			t.Fatalf("the client read %q", out)
+		}
+		if string(got) != "from-client" {
+			t.Fatalf("upstream read %q", got)
+		}
+		if _, err := a.AttachProxy(c, "no-such-sandbox", ev.ID); protocol.KindOf(err) != protocol.KindNotFound {
+			t.Fatalf("AttachProxy of a missing sandbox: %v, want not_found", err)
+		}
+	})
+
+	t.Run("connections_without_an_exec", func(t *testing.T) { runNetStreams(t, c, e.p, id, proxy) })
+
+	t.Run("network_none_reaches_nothing_around_the_proxy", func(t *testing.T) {
+		if !caps.Egress {
+			t.Skip("the provider announces no egress")
+		}
+		// spec.egress makes a sandbox of network "none": egress holds only
+		// if nothing in it reaches the test's host but through the proxy.
+		ln, err := net.Listen("tcp", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var accepted atomic.Int64
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				_ = c.Close()
+			}
+		}()
+		defer ln.Close()
+		port := ln.Addr().(*net.TCPAddr).Port
+		targets := []string{"127.0.0.1"}
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range addrs {
+				if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil && !ip.IP.IsLoopback() {
+					targets = append(targets, ip.IP.String())
+				}
+			}
+		}
+		none := e.create(protocol.Spec{Network: "none"}, nil)
+		script := fmt.Sprintf(`command -v wget >/dev/null || exit 77
+for a in %s; do if wget -q -O - -T 5 "http://$a:%d/" >/dev/null 2>&1; then echo "reached $a"; else echo "failed $a"; fi; done`, strings.Join(targets, " "), port)
+		out, errOut, st := runIn(t, e.p, none, provider.ExecRequest{Argv: []string{"sh", "-c", script}})
+		if st.Code == 77 {
+			t.Skip("no wget in the sandbox")
+		}
+		if st.Code != 0 || strings.Contains(out, "reached") || strings.Count(out, "failed") != len(targets) || accepted.Load() != 0 {
+			t.Fatalf("from a sandbox of network none (exit %d, stderr %q, %d accepted):\n%s", st.Code, errOut, accepted.Load(), out)
+		}
+	})
+
 	t.Run("relay_to_a_closed_port_fails_with_nothing_on_stdout", func(t *testing.T) {
 		out, errOut, st := runIn(t, e.p, id, provider.ExecRequest{Argv: relayer.RelayCommand(3998), Stdin: true})
 		if st.Code == 0 || out != "" || errOut == "" {
@@ -132,4 +257,18 @@ func (px *proxyExec) refuse(t *testing.T, id, msg string) {
 	if _, err := px.run.proc.Stdin().Write(append(line, '\n')); err != nil {
 		t.Fatalf("writing the verdict: %v", err)
 	}
+}
+
+// ProxyTalkScript is a sandbox shell script that sends request (printf's
+// format) to the egress proxy on 127.0.0.1:3128 with nc and prints what
+// comes back. busybox nc ends at its stdin's end, so stdin stays open (a
+// fifo) until the proxy's side ends.
+func ProxyTalkScript(request string) string {
+	return `rm -f /tmp/nc-in /tmp/nc-out; mkfifo /tmp/nc-in || exit 1
+nc 127.0.0.1 3128 < /tmp/nc-in > /tmp/nc-out & pid=$!
+exec 3> /tmp/nc-in
+printf '` + request + `' >&3
+wait $pid
+exec 3>&-
+cat /tmp/nc-out`
 }

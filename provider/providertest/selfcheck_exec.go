@@ -13,10 +13,10 @@ import (
 
 // runSelfCheckExec ports the exec cases of inspect_ai's sandbox
 // self-check (output, stderr, return code, timeout, permission, env,
-// input, working directory) to the provider contract, so a harness built
-// on inspect_ai sees the same behaviour on every provider. The cases about
-// users (exec_as_user) need ExecRequest.User and live with it; the file
-// cases are selfcheck_files.go's.
+// input, working directory, users) to the provider contract, so a harness
+// built on inspect_ai sees the same behaviour on every provider. The user
+// cases run where exec_user is announced (unannounced.go checks the
+// refusal elsewhere); the file cases are selfcheck_files.go's.
 func runSelfCheckExec(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	id := e.create(protocol.Spec{Workdir: "/home/evaluser/project"}, nil)
@@ -62,6 +62,31 @@ func runSelfCheckExec(t *testing.T, h Harness) {
 		out, _, _ := runIn(t, e.p, id, provider.ExecRequest{Argv: []string{"sh", "-c", "echo $A"}, Env: map[string]string{"A": "B"}})
 		if out != "B\n" {
 			t.Fatalf("stdout %q, want B", out)
+		}
+	})
+	// inspect_ai adds its user first; every test image here has nobody,
+	// so the case asks for it by name.
+	t.Run("exec_as_user", func(t *testing.T) {
+		if !e.p.Info().Capabilities.ExecUser {
+			t.Skip("the provider does not announce exec_user")
+		}
+		out, _, st := runIn(t, e.p, id, provider.ExecRequest{Argv: []string{"sh", "-c", "id -u; id -un"}, User: "nobody"})
+		if out != "65534\nnobody\n" || st.Code != 0 {
+			t.Fatalf("as nobody: stdout %q exit %d", out, st.Code)
+		}
+		out, _, _ = runIn(t, e.p, id, provider.ExecRequest{Argv: []string{"id", "-u"}})
+		if out == "65534\n" {
+			t.Fatalf("an exec after one as nobody runs as nobody too")
+		}
+	})
+	t.Run("exec_as_nonexistent_user", func(t *testing.T) {
+		if !e.p.Info().Capabilities.ExecUser {
+			t.Skip("the provider does not announce exec_user")
+		}
+		_, err := e.p.Exec(ctx(t), id, provider.ExecRequest{Argv: []string{"whoami"}, User: "nonexistent"})
+		wantKind(t, "exec as a user the sandbox does not know", err, protocol.KindInvalidRequest)
+		if !strings.Contains(err.Error(), `"nonexistent"`) {
+			t.Fatalf("error %q: want the user it could not find named", err)
 		}
 	})
 	inputs := map[string][]byte{

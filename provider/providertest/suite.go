@@ -83,6 +83,10 @@ func Run(t *testing.T, h Harness) {
 	t.Run("net", func(t *testing.T) { runNet(t, h) })
 }
 
+// RunNet runs only the net cases (Run's "net"): for a provider that has
+// more than one way to carry connections, each way under the same cases.
+func RunNet(t *testing.T, h Harness) { runNet(t, h) }
+
 // awaitTimeout bounds every wait. It is generous on purpose: the suite
 // checks that things happen, never how fast, and CI machines are noisy.
 const awaitTimeout = 60 * time.Second

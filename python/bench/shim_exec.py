@@ -4,7 +4,11 @@ on one engine and image (issue goal: the bridge path ≤ direct + 2 ms median).
 
     python3 python/bench/shim_exec.py [-n 30]   (needs DOCKER_HOST and RESIDENT_BIN)
 
-It prints the medians and their difference; it asserts nothing.
+It prints the medians and their difference; it asserts nothing. The figure of
+record is `go run ./cmd/resident-bench --only shim-exec`, which times the same
+two paths interleaved (the bridged one from a Go host) and, through a shim
+whose exec returns at once, the hop alone; this script stays as tests/run's
+check that the Python host package drives the bridge end to end.
 """
 
 from __future__ import annotations

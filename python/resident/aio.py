@@ -164,8 +164,9 @@ class AsyncClient:
     async def list_sandbox_dir(self, sandbox_id: str, path: str = "", limit: Optional[int] = None) -> Listing:
         return await self._run(self.client.list_sandbox_dir, sandbox_id, path, limit)
 
-    async def upload(self, sandbox_id: str, path: str, source: Any, mode: Optional[int] = None) -> int:
-        return await self._run(self.client.upload, sandbox_id, path, source, mode)
+    async def upload(self, sandbox_id: str, path: str, source: Any, mode: Optional[int] = None,
+                     size: Optional[int] = None) -> int:
+        return await self._run(self.client.upload, sandbox_id, path, source, mode, size)
 
     async def close(self) -> Optional[int]:
         return await self._run(self.client.close)

@@ -9,6 +9,7 @@ operation of docs/protocol.md is a method here.
 from __future__ import annotations
 
 import base64
+import collections
 import io
 import itertools
 import json
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import threading
 import uuid
+from concurrent import futures
 from concurrent.futures import Future
 from datetime import datetime
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -31,9 +33,11 @@ from .types import DirEntry, ExecInfo, ExecResult, Info, Listing, ReadResult, Sa
 PROTOCOL_VERSION = 1
 EXIT_CREDENTIALS_EXPIRED = 3
 _STDIN_CHUNK = 1 << 20
+_UPLOADS_IN_FLIGHT = 4
 _READ_FRAME_LIMIT = 64 << 20
 
 OutputCallback = Callable[[str, bytes], None]
+UploadSource = Union[bytes, bytearray, memoryview, IO[bytes], str, "os.PathLike[str]", Iterable[bytes]]
 log = logging.getLogger("resident")
 
 
@@ -617,27 +621,53 @@ class Client:
         r = self._call("sandbox/list_dir", params)
         return Listing([DirEntry.from_wire(e) for e in r["entries"]], bool(r.get("truncated")))
 
-    def upload(self, sandbox_id: str, path: str, source: Union[bytes, IO[bytes], Iterable[bytes]],
-               mode: Optional[int] = None) -> int:
+    def upload(self, sandbox_id: str, path: str, source: UploadSource, mode: Optional[int] = None,
+               size: Optional[int] = None) -> int:
         """Writes a file of any size into a running sandbox, streamed
         (sandbox/write_file with a stream, fed by upload/data, each answered
         as it is accepted), atomically: a reader never sees half of it, and
-        a failed upload leaves nothing behind. Returns the bytes written."""
+        a failed upload leaves nothing behind. Returns the bytes written.
+
+        ``source`` is bytes, a binary file, the path of a local file (str or
+        os.PathLike) or an iterable of bytes. When its size is known (bytes,
+        a path, a seekable file from its position on, or ``size`` given) it
+        is sent as write_file's ``size``: the upload must then be exactly
+        that long (a file that changes meanwhile fails with InvalidRequest
+        and writes nothing), and a provider may carry it on a faster path
+        (docker: the engine's archive endpoint)."""
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                return self.upload(sandbox_id, path, f, mode, size)
+        if size is None:
+            size = _known_size(source)
+        elif size < 0:
+            raise ValueError("size must not be negative")
         stream_id = f"py-up-{self._session}-{next(self._ids)}"
         params: Dict[str, Any] = {"sandbox_id": sandbox_id, "path": path, "stream_id": stream_id}
         if mode is not None:
             params["mode"] = mode
+        if size is not None:
+            params["size"] = size
         rid: List[int] = []
         fut = self._start("sandbox/write_file", params, before_send=rid.append)
+        # A few upload/data in flight, as the Go client keeps: the pipe to
+        # the resident stays busy while one is being answered.
+        sent: "collections.deque[Future[Any]]" = collections.deque()
         try:
             for chunk in _chunks(source):
                 if fut.done():
                     break  # refused: its answer says why
-                self._call("upload/data", {"stream_id": stream_id, "data": _b64(chunk)})
+                sent.append(self._start("upload/data", {"stream_id": stream_id, "data": _b64(chunk)}))
+                while len(sent) >= _UPLOADS_IN_FLIGHT:
+                    sent.popleft().result()
             else:
-                self._call("upload/data", {"stream_id": stream_id, "eof": True})
+                sent.append(self._start("upload/data", {"stream_id": stream_id, "eof": True}))
+            while sent:
+                sent.popleft().result()
         except ResidentError:
-            if not fut.done():
+            # An upload/data refused ends the upload: the write_file's own
+            # answer (which may come a moment later) says why.
+            if not futures.wait([fut], timeout=60).done:
                 raise
         except BaseException:
             # The source failed (or we were interrupted): cancel the upload
@@ -706,6 +736,26 @@ class Client:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _known_size(source: Any) -> Optional[int]:
+    """The bytes an upload's source will give, when that is known before
+    reading it: bytes, or a seekable file from its position to its end."""
+    if isinstance(source, memoryview):
+        return source.nbytes
+    if isinstance(source, (bytes, bytearray)):
+        return len(source)
+    if not hasattr(source, "read"):
+        return None
+    try:
+        if not source.seekable():
+            return None
+        here = source.tell()
+        end = source.seek(0, io.SEEK_END)
+        source.seek(here, io.SEEK_SET)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return max(end - here, 0)
 
 
 def _chunks(source: Union[bytes, IO[bytes], Iterable[bytes]]) -> Iterator[bytes]:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from .errors import to_wire
 from .flow import StdinFeed, Window
+from .workers import spawn
 
 DRAIN_IDLE = 0.3
 DRAIN_MAX = 5.0
@@ -77,9 +78,8 @@ class Exec:
             pump = _Pump(name)
             self._pumps.append(pump)
             src = getattr(result, name, None) or ()
-            threading.Thread(target=self._pump, args=(pump, src), name="exec-%s-%s" % (self.id, name),
-                             daemon=True).start()
-        threading.Thread(target=self._wait, name="exec-%s-wait" % self.id, daemon=True).start()
+            spawn(self._pump, pump, src, name="exec-%s-%s" % (self.id, name))
+        spawn(self._wait, name="exec-%s-wait" % self.id)
         if kill_now:
             self.kill()
 

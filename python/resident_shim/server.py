@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict
 
 from .errors import WireError, error_object, to_wire
 from .frames import FrameError, FrameReader, FrameWriter
+from .workers import spawn
 
 log = logging.getLogger("resident_shim")
 
@@ -147,7 +148,7 @@ class Server:
         req = Request(self, rid, method, params)
         with self._lock:
             self._pending[rid] = req
-        threading.Thread(target=self._run, args=(handler, req), name="req-%s" % method, daemon=True).start()
+        spawn(self._run, handler, req, name="req-%s" % method)
 
     def _run(self, handler: Handler, req: Request) -> None:
         try:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/resident-dev/resident/protocol"
+	"github.com/resident-dev/resident/provider/providertest"
 	"github.com/resident-dev/resident/tests"
 )
 
@@ -63,7 +64,7 @@ func TestEgressReachesOnlyWhatItsRulesAllow(t *testing.T) {
 	if out != "allowed-body" {
 		t.Errorf("plain HTTP through the proxy to an allowed rule read %q", out)
 	}
-	out, _ = inSandbox(t, h, id, "connect", talkToProxy(fmt.Sprintf(`CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\nGET /y HTTP/1.0\r\n\r\n`, allowed)))
+	out, _ = inSandbox(t, h, id, "connect", providertest.ProxyTalkScript(fmt.Sprintf(`CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\nGET /y HTTP/1.0\r\n\r\n`, allowed)))
 	if !strings.HasPrefix(out, "HTTP/1.1 200 Connection established") || !strings.HasSuffix(out, "allowed-body") {
 		t.Errorf("CONNECT to an allowed rule read %q", out)
 	}
@@ -76,7 +77,7 @@ func TestEgressReachesOnlyWhatItsRulesAllow(t *testing.T) {
 		"loopback by a name rule": fmt.Sprintf("localhost:%d", other),
 		"metadata":                "169.254.169.254:80",
 	} {
-		out, _ = inSandbox(t, h, id, "refused-"+strings.ReplaceAll(name, " ", "-"), talkToProxy(fmt.Sprintf(`CONNECT %s HTTP/1.1\r\n\r\n`, target)))
+		out, _ = inSandbox(t, h, id, "refused-"+strings.ReplaceAll(name, " ", "-"), providertest.ProxyTalkScript(fmt.Sprintf(`CONNECT %s HTTP/1.1\r\n\r\n`, target)))
 		if !strings.HasPrefix(out, "HTTP/1.1 403 Forbidden") || !strings.Contains(out, "resident egress: ") {
 			t.Errorf("%s (%s): read %q, want a 403 with the reason", name, target, out)
 		}
@@ -96,17 +97,4 @@ func TestEgressReachesOnlyWhatItsRulesAllow(t *testing.T) {
 	if log := h.Stderr(); !strings.Contains(log, "egress refused") {
 		t.Errorf("the refusals are not logged:\n%s", tests.Tail(log, 3000))
 	}
-}
-
-// talkToProxy is a script that sends request (printf's format) to the
-// proxy with nc and prints what comes back. busybox nc ends at its stdin's
-// end, so stdin stays open (a fifo) until the proxy's side ends.
-func talkToProxy(request string) string {
-	return `rm -f /tmp/nc-in /tmp/nc-out; mkfifo /tmp/nc-in || exit 1
-nc 127.0.0.1 3128 < /tmp/nc-in > /tmp/nc-out & pid=$!
-exec 3> /tmp/nc-in
-printf '` + request + `' >&3
-wait $pid
-exec 3>&-
-cat /tmp/nc-out`
 }

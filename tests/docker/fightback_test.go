@@ -13,14 +13,17 @@ import (
 
 // A fork bomb in a sandbox stops at its pids limit, and the resident stays
 // responsive: requests sent while the bomb runs are answered, and the
-// bomb's exec ends (by its timeout) with its tree killed.
+// bomb's exec ends (by its timeout) with its tree killed. Its main shell
+// execs its sleep: a fork of its own at the limit would end it (exit 2)
+// before its timeout, which an exec over the keeper channel, started
+// without a runc exec, reaches within milliseconds.
 func TestDockerForkBombStaysContained(t *testing.T) {
 	image := NeedDocker(t)
 	h := SpawnDocker(t, tests.LiveOpts{KeepOut: true}, "")
 	h.Init(tests.UniqueInstall("bomb"), nil)
 	box := h.Create(map[string]any{"image": image, "pids_limit": 64})
 	bomb := h.Send(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "bomb", "timeout_s": 8,
-		"argv": []string{"sh", "-c", "echo lit; b() { b | b & }; b; sleep 300"}})
+		"argv": []string{"sh", "-c", "echo lit; b() { b | b & }; b; exec sleep 300"}})
 	tests.WaitUntil(t, "the bomb to start", func() bool { return h.OutLen("bomb", "stdout") > 0 })
 	// Meanwhile: the resident answers, and the sandbox itself still runs
 	// a process once the pids limit leaves room (or reports it cannot).

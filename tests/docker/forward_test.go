@@ -2,14 +2,10 @@ package docker_test
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,23 +32,10 @@ func startWebServer(t *testing.T, h *tests.LiveHost, image, setup string, port i
 		t.Fatalf("forward_port answered %+v", fwd)
 	}
 	tests.WaitUntil(t, "httpd answers through the forward", func() bool {
-		_, err := fetch(fwd.Address, "/ready")
+		_, err := tests.Fetch(fwd.Address, "/ready")
 		return err == nil
 	})
 	return id, fwd
-}
-
-func fetch(address, path string) ([]byte, error) {
-	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + address + path)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: %s", path, resp.Status)
-	}
-	return body, err
 }
 
 // TestForwardCarriesManyConnectionsAndALargeBody: a web server in a
@@ -70,40 +53,7 @@ func TestForwardCarriesManyConnectionsAndALargeBody(t *testing.T) {
 	_, fwd := startWebServer(t, h, image, setup, 8080)
 	wantSum, _, _ := strings.Cut(string(h.Out("setup", "stdout")), " ")
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 50)
-	for i := 1; i <= 50; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body, err := fetch(fwd.Address, fmt.Sprintf("/p%d", i))
-			if err == nil && string(body) != fmt.Sprintf("page-%d\n", i) {
-				err = fmt.Errorf("/p%d: got %q", i, body)
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
-
-	resp, err := http.Get("http://" + fwd.Address + "/big")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.New()
-	n, err := io.Copy(sum, resp.Body)
-	resp.Body.Close()
-	if err != nil || n != 100<<20 {
-		t.Fatalf("read %d bytes of /big: %v", n, err)
-	}
-	if got := hex.EncodeToString(sum.Sum(nil)); got != wantSum {
-		t.Fatalf("/big through the forward hashes to %s, in the sandbox to %s", got, wantSum)
-	}
+	tests.CheckForwardedServer(t, fwd.Address, 50, 100<<20, wantSum)
 }
 
 // TestForwardEndsWithPortCloseAndWithTheSandbox: port/close stops the
@@ -128,7 +78,7 @@ func TestForwardEndsWithPortCloseAndWithTheSandbox(t *testing.T) {
 
 	var again protocol.ForwardPortResult
 	h.Call(protocol.MethodForwardPort, map[string]any{"sandbox_id": id, "port": 8081}, &again)
-	if _, err := fetch(again.Address, "/ready"); err != nil {
+	if _, err := tests.Fetch(again.Address, "/ready"); err != nil {
 		t.Fatal(err)
 	}
 	h.Call(protocol.MethodSandboxTerm, map[string]any{"sandbox_id": id}, nil)

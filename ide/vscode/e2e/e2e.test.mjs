@@ -24,6 +24,10 @@ const image = process.env.IMAGE || '';
 const artifacts = path.join(process.env.RESIDENT_IDE_ARTIFACTS || path.join(import.meta.dirname, 'artifacts'), provider);
 const CANARY = `canary-${Date.now().toString(36)}-e2e-secret`;
 const VOLUME = `vsc-e2e-${Date.now().toString(36)}`;
+const RENEWED = `renewed-${crypto.randomBytes(6).toString('hex')}-e2e-secret`; // entered at "Sign In Again"
+// Long enough for a loaded machine to start the resident inside it (if not,
+// initialize is refused as expired: the same notification follows).
+const LIFETIME_S = 20;
 
 function must(name) {
   const v = process.env[name];
@@ -63,16 +67,62 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
   // What the resident announced, from the Output channel's first lines.
   const announced = (name) => findFiles(editor.userData, (f) => /Resident\.log$/.test(f))
     .some((f) => new RegExp(`^capabilities: .*\\b${name}\\b`, 'm').test(fs.readFileSync(f, 'utf8')));
+  // Everything the Output channel has written, over the sessions of the editor.
+  const outputLog = () => findFiles(editor.userData, (f) => /Resident\.log$/.test(f)).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  const ctlExec = (id, ...argv) => execFileSync(residentctl, ['exec', id, ...ctlArgs, '--', ...argv], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  // A user setting, set in the Settings editor; the extension's Output
+  // channel says when it has seen it (what: the text it logs).
+  const setSetting = async (key, value, what) => {
+    const seen = outputLog().split(what).length;
+    await wb.setSetting(key, value);
+    await waitFor(() => outputLog().split(what).length > seen, `the extension saw ${key}=${value}`);
+    await wb.command('View: Close All Editors');
+  };
 
-  // Steps run in order; after one fails the rest are skipped, and the page
-  // at the moment of the failure is saved.
+  // What a failed step leaves for whoever reads only the CI log: the page
+  // (a screenshot), the Output channel, every notification, the page's text,
+  // the editor's own logs, all under artifacts/, and their paths and the
+  // Output channel's last lines printed here.
+  const diagnose = async (name, err) => {
+    const saved = [];
+    const save = (file, text) => {
+      fs.writeFileSync(path.join(artifacts, file), text);
+      saved.push(path.join(artifacts, file));
+    };
+    const shot = await wb.screenshot('FAILED').catch((e) => `no screenshot: ${e.message}`);
+    const output = outputLog();
+    save('FAILED-output-channel.txt', output);
+    save('FAILED-page-text.txt', await page.evaluate(() => document.body.innerText).catch((e) => `no page text: ${e.message}`));
+    save('FAILED-tabs.txt', `${(await wb.tabs().catch(() => [])).join('\n')}\n`);
+    // The toasts shown, then the notification center's whole list (toasts
+    // that hid themselves are only there).
+    const toasts = await wb.notifications().catch(() => []);
+    const center = await Promise.race([wb.command('Notifications: Show Notifications').then(() => wb.notifications()),
+      new Promise((resolve) => setTimeout(() => resolve(['(the notification center did not open)']), 20_000))]).catch((e) => [`(no center: ${e.message})`]);
+    const notifications = [...new Set([...toasts, ...center])];
+    save('FAILED-notifications.txt', `${notifications.join('\n')}\n`);
+    const shotCenter = await wb.screenshot('FAILED-notifications').catch(() => undefined);
+    const logs = path.join(artifacts, 'logs');
+    for (const file of [...findFiles(path.join(editor.userData, 'logs'), (f) => f.endsWith('.log')), path.join(dir, 'code-server.log')]) {
+      const to = path.join(logs, path.relative(dir, file));
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.copyFileSync(file, to);
+    }
+    console.log([`FAILED step "${name}": ${err?.message ?? err}`, `screenshots: ${shot} ${shotCenter ?? ''}`,
+      ...saved.map((f) => `saved: ${f}`), `the editor's logs: ${logs}`,
+      `notifications (${notifications.length}):`, ...notifications.map((n) => `  ${n}`),
+      'the Output channel, last 40 lines:', ...output.trimEnd().split('\n').slice(-40).map((l) => `  ${l}`)].join('\n'));
+  };
+
+  // Steps run in order; after one fails the rest are skipped, and what
+  // explains the failure is saved (diagnose).
   let failed = false;
   const step = (name, body) => t.test(name, { skip: failed && 'an earlier step failed' }, async (st) => {
     try {
       await body(st);
     } catch (err) {
       failed = true;
-      await wb.screenshot('FAILED').catch(() => undefined);
+      await diagnose(name, err).catch((e) => console.log(`diagnostics of "${name}" failed: ${e.stack}`));
       throw err;
     }
   });
@@ -81,13 +131,17 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await browser.close().catch(() => undefined);
     await stopProcess(editor.child);
     killGroup(editor.child);
-    for (const id of kept) {
+    // Every sandbox of this run's install id is the test's: also one a
+    // failed step made but never recorded (the create step, say).
+    let owned = [];
+    try { owned = JSON.parse(ctl('ls', '--json')).map((s) => s.sandbox_id); } catch { /* the provider is gone */ }
+    for (const id of new Set([...kept, ...owned])) {
       try { ctl('rm', id); } catch { /* already gone */ }
     }
   });
 
   await step('the Resident views open and the resident is ready', async () => {
-    await page.waitForSelector('.activitybar');
+    await wb.selector('the activity bar', '.activitybar');
     await wb.command('Resident: Set Provider Credentials');
     await wb.answer('name', 'api_token');
     await wb.answer('api_token', CANARY); // a password box: the canary is not echoed
@@ -131,9 +185,9 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
   await step('a terminal in the planted sandbox shows a command\'s output, scrubbed', async () => {
     await wb.clickRow('Sandboxes', plantedId.slice(0, 16));
     await wb.command('Resident: Open Terminal');
-    await page.waitForSelector('.terminal-wrapper .xterm-rows', { visible: true });
+    await wb.selector('a terminal', '.terminal-wrapper .xterm-rows', { visible: true });
     // A prompt ("# ", "$ "); the shell's own stderr notices can come after it.
-    await page.waitForFunction(() => /[$#][ \u00a0]/.test(document.querySelector('.xterm-rows').textContent));
+    await wb.until('a shell prompt in the terminal', () => /[$#][ \u00a0]/.test(document.querySelector('.xterm-rows').textContent));
     // What the resident lacks, the terminal says (not silently a worse terminal).
     const rows = await wb.text('.xterm-rows');
     assert.equal(rows.includes('has no tty capability'), !announced('tty'), 'the no-tty notice matches the capability');
@@ -144,14 +198,80 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await wb.screenshot('terminal-output');
   });
 
+  // The shell's output below is computed ($((…))), so the typed command,
+  // which the tty echoes, never holds the text a check waits for.
+  await step('a window reload re-attaches the terminal with its scroll-back, to the same shell (detach)', async (t) => {
+    if (!announced('detach')) {
+      t.skip('this resident does not announce detach: its terminal says it ends with the window');
+      return;
+    }
+    await wb.focusTerminal();
+    await page.keyboard.type('E2E_MARK=$((40000+1234)); echo "set=$E2E_MARK"\n');
+    await wb.waitText('.xterm-rows', 'set=41234');
+    await wb.screenshot('terminal-before-reload');
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await wb.selector('the reloaded workbench', '.monaco-workbench');
+    // The new window's extension finds the shell in its workspace state and
+    // follows it again from offset 0: what it printed before the reload is back.
+    await wb.waitText('.xterm-rows', 're-attached to the shell');
+    await wb.waitText('.xterm-rows', 'answer=42');
+    await wb.waitText('.xterm-rows', 'set=41234');
+    await waitFor(() => outputLog().includes('re-attaching terminal'), 'the Output channel says it re-attached');
+    // A variable set before the reload: the same shell, not a new one.
+    await wb.focusTerminal();
+    await page.keyboard.type('echo "mark=$E2E_MARK"\n');
+    await wb.waitText('.xterm-rows', 'mark=41234');
+    await wb.screenshot('terminal-reattached-after-reload');
+  });
+
+  await step('Ctrl-C in the browser reaches the shell\'s process as SIGINT, and the prompt is back (tty)', async (t) => {
+    if (!announced('tty')) {
+      t.skip('this resident does not announce tty: Ctrl-C can only end the shell, which the terminal says');
+      return;
+    }
+    await wb.focusTerminal();
+    // A process that says what it got: a trap on INT prints and exits 7.
+    await page.keyboard.type('sh -c \'trap "echo caught=\\$((60+2)); exit 7" INT; echo armed=$((4+5)); sleep 1000\'\n');
+    await wb.waitText('.xterm-rows', 'armed=9');
+    await wb.screenshot('terminal-sleeping');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyC');
+    await page.keyboard.up('Control');
+    await wb.waitText('.xterm-rows', 'caught=62');
+    await page.keyboard.type('echo "rc=$?"\n');
+    await wb.waitText('.xterm-rows', 'rc=7');
+    await wb.waitTerminalAfter('rc=7', /[$#] /); // the shell's prompt, after the trap's exit status
+    await wb.screenshot('terminal-after-ctrl-c');
+  });
+
+  await step('a shell that ended while no window followed it comes back with its exit code (detach)', async (t) => {
+    if (!announced('detach')) {
+      t.skip('this resident does not announce detach');
+      return;
+    }
+    await wb.focusTerminal();
+    await page.keyboard.type('echo "waiting=$((3+4))"; while [ ! -e /home/e2e/go ]; do sleep 0.2; done; echo "ended=$((2+3))"; exit 5\n');
+    await wb.waitText('.xterm-rows', 'waiting=7'); // the shell has the whole line: it runs the loop
+    await page.goto('about:blank'); // the window goes; the shell stays
+    ctlExec(plantedId, 'touch', '/home/e2e/go');
+    await waitFor(() => {
+      const execs = JSON.parse(ctl('execs', plantedId, '--json'));
+      return execs.length > 0 && execs.every((e) => !e.running);
+    }, 'the detached shell has ended (residentctl execs)');
+    await page.goto(editor.url, { waitUntil: 'domcontentloaded' });
+    await wb.selector('the workbench, loaded again', '.monaco-workbench');
+    // (The notice above the replay can scroll out of the rows the DOM renders: the last line says it too.)
+    await wb.waitText('.xterm-rows', 'ended=5');
+    await wb.waitText('.xterm-rows', 'process exited with code 5 while no window followed it');
+    await wb.screenshot('terminal-ended-exit-code');
+  });
+
   let fileText;
   await step('a volume file opens in an editor tab', async () => {
     await wb.command('View: Show Resident');
     await wb.expandPane('Volumes');
     await wb.paneAction('Volumes', 'Refresh');
-    await wb.expandRow('Volumes', VOLUME, 'docs');
-    await wb.expandRow('Volumes', 'docs', 'notes.txt');
-    await wb.clickRow('Volumes', 'notes.txt');
+    await wb.openRow('Volumes', 'notes.txt', [VOLUME, 'docs']);
     await wb.waitText('.editor-group-container .view-lines', 'hello from the volume');
     fileText = await wb.text('.editor-group-container .view-lines');
     assert.match(fileText, /token=\[REDACTED\]/);
@@ -177,10 +297,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
       return;
     }
     await wb.command('View: Show Resident');
-    if (!(await wb.rowExpanded('Sandboxes', plantedId.slice(0, 16)))) await wb.expandRow('Sandboxes', plantedId.slice(0, 16), 'home');
-    await wb.expandRow('Sandboxes', 'home', 'e2e');
-    await wb.expandRow('Sandboxes', 'e2e', 'hello.txt');
-    await wb.clickRow('Sandboxes', 'hello.txt');
+    await wb.openRow('Sandboxes', 'hello.txt', [plantedId.slice(0, 16), 'home', 'e2e']);
     await wb.waitText('.editor-group-container .view-lines', 'hello from the sandbox');
     assert.match(await wb.text('.editor-group-container .view-lines'), /token=\[REDACTED\]/);
     await wb.screenshot('sandbox-file-in-editor');
@@ -215,7 +332,7 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     await wb.command('View: Show Resident');
     await wb.clickRow('Sandboxes', createdId.slice(0, 16));
     await wb.command('Resident: Terminate Sandbox');
-    const button = await page.waitForFunction(() => [...document.querySelectorAll('.monaco-dialog-box .monaco-button')]
+    const button = await wb.until('the Terminate button of the confirmation dialog', () => [...document.querySelectorAll('.monaco-dialog-box .monaco-button')]
       .find((b) => b.textContent.trim() === 'Terminate'));
     await wb.screenshot('terminate-confirm');
     await button.asElement().click();
@@ -244,20 +361,80 @@ test(`the resident extension in code-server, on ${provider}`, async (t) => {
     assert.ok(!settingsText.includes(CANARY), 'the canary is in settings.json');
   });
 
-  await step('a resident that dies is shown with Restart, and Restart brings the views back', async () => {
+  // With detach, a shell's terminal stays open through the crash (the shell
+  // goes on in the sandbox) and follows it again after Restart, from where
+  // it was: what it printed meanwhile comes, nothing twice.
+  await step('a resident that dies is shown with Restart, and Restart brings the views and the open terminals back', async () => {
+    const detach = announced('detach');
+    if (detach) {
+      await wb.command('Terminal: Kill All Terminals'); // the ended shells' terminals: one terminal below
+      await wb.command('View: Show Resident');
+      await wb.clickRow('Sandboxes', plantedId.slice(0, 16));
+      await wb.command('Resident: Open Terminal');
+      await wb.selector('a terminal', '.terminal-wrapper.active .xterm-rows', { visible: true });
+      await wb.until('a shell prompt in the terminal', () => /[$#][ \u00a0]/.test(document.querySelector('.terminal-wrapper.active .xterm-rows')?.textContent ?? ''));
+      await wb.focusTerminal();
+      await page.keyboard.type('E2E_CRASH=$((50+5)); echo "armed=$E2E_CRASH"; while [ ! -e /home/e2e/go-crash ]; do sleep 0.2; done; echo "while-down=$((7*8))"\n');
+      await wb.waitText('.xterm-rows', 'armed=55');
+    }
     const [pid] = residentPids(editor.extensions);
     assert.ok(pid, 'a resident runs from the installed extension');
     process.kill(Number(pid), 'SIGKILL');
-    const restart = await page.waitForFunction(() => {
-      const toast = [...document.querySelectorAll('.notification-list-item')].find((n) => n.textContent.includes('was killed by SIGKILL'));
-      return toast && [...toast.querySelectorAll('.monaco-button')].find((b) => b.textContent.trim() === 'Restart');
-    });
+    await wb.notificationButton('was killed by SIGKILL', 'Restart');
     await wb.waitText('.pane-body', 'The resident is not running');
+    if (detach) await wb.waitText('.xterm-rows', 'Restart re-attaches this terminal');
     await wb.screenshot('resident-died');
-    await restart.asElement().click();
+    if (detach) ctlExec(plantedId, 'touch', '/home/e2e/go-crash'); // the shell prints while no resident follows it
+    await wb.clickNotificationButton('was killed by SIGKILL', 'Restart');
     await wb.waitRow('Sandboxes', plantedId.slice(0, 16));
     await waitFor(() => residentPids(editor.extensions).some((p) => p !== pid), 'a new resident runs');
+    if (detach) {
+      await wb.waitText('.xterm-rows', 're-attached to the shell after the resident restarted');
+      await wb.waitText('.xterm-rows', 'while-down=56');
+      await waitFor(() => /re-attaching terminal .* after a restart, from offset [1-9]/.test(outputLog()), 'the Output channel says it re-attached after the restart');
+      await wb.focusTerminal();
+      await page.keyboard.type('echo "still=$E2E_CRASH"\n');
+      await wb.waitText('.xterm-rows', 'still=55'); // the same shell
+      const rows = await wb.text('.terminal-wrapper.active .xterm-rows');
+      assert.equal(rows.split('armed=55').length - 1, 1, `what the shell printed before the crash shows once after the re-attach:\n${rows}`);
+    }
     await wb.screenshot('resident-restarted');
+  });
+
+  await step('credentials that expire: Sign In Again asks for the secret, stores it and re-initializes', async () => {
+    // The credentials get a lifetime (a setting): the resident is told
+    // (credentials_expire_at) and ends the session when it passes (§3.5).
+    await setSetting('resident.credentialLifetimeSeconds', LIFETIME_S, `credential lifetime ${LIFETIME_S} s`);
+    await wb.command('Resident: Set Provider Credentials');
+    await wb.answer('name', 'api_token');
+    await wb.answer('api_token', CANARY);
+    await waitFor(() => outputLog().includes('the credentials expire at'), 'the resident is started with credentials_expire_at');
+    // The next credentials do not expire (the lifetime counts from each
+    // sign-in): the session after Sign In Again must stay up.
+    await setSetting('resident.credentialLifetimeSeconds', 0, 'credential lifetime none');
+    await wb.command('View: Show Resident');
+    await wb.notificationButton('credentials expired', 'Sign In Again');
+    await wb.waitText('.pane-body', 'The resident is not running');
+    await wb.waitRow('Sandboxes', 'Sign in again'); // the view offers what fixes it, not a Restart that would expire again
+    await wb.screenshot('credentials-expired');
+    ctlExec(plantedId, 'sh', '-c', `printf 'renewed=%s\\n' '${RENEWED}' > /home/e2e/renewed.txt`);
+    await wb.clickNotificationButton('credentials expired', 'Sign In Again');
+    await wb.answer('Sign in again', RENEWED); // a password box, the key already known
+    await wb.waitRow('Sandboxes', plantedId.slice(0, 16));
+    await waitFor(() => residentPids(editor.extensions).length > 0, 'a resident runs again');
+    await wb.screenshot('signed-in-again');
+    // The renewed secret went to the resident, which scrubs it: a file
+    // holding it (written while the session was down, so the views list it
+    // when they come back) opens masked.
+    await wb.command('View: Show Resident');
+    await wb.openRow('Sandboxes', 'renewed.txt', [plantedId.slice(0, 16), 'home', 'e2e']);
+    await wb.waitText('.editor-group-container .view-lines', 'renewed=[REDACTED]');
+    await wb.screenshot('renewed-secret-masked');
+    const dom = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
+    assert.ok(!dom.includes(RENEWED), 'the renewed secret is in the page DOM');
+    assert.ok(!outputLog().includes(RENEWED), 'the renewed secret is in the Output channel');
+    const settingsText = fs.readFileSync(path.join(editor.userData, 'User', 'settings.json'), 'utf8');
+    assert.ok(!settingsText.includes(RENEWED) && !settingsText.includes(CANARY), 'a secret is in settings.json');
   });
 
   await step('the resident exits when the editor goes (stdin EOF)', async () => {

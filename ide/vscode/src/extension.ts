@@ -6,7 +6,7 @@ import { Resident, ResidentState, describe } from './resident';
 import { launchSettings, residentctlEquivalent } from './settings';
 import { Credentials } from './credentials';
 import { SandboxFileItem, SandboxView } from './sandboxView';
-import { StoreItem, VolumeView } from './volumeView';
+import { VolumeView } from './volumeView';
 import { registerFileSystems } from './fileSystems';
 import { openTerminal } from './terminal';
 import { TerminalRegistry } from './terminalRegistry';
@@ -19,7 +19,7 @@ let resident: Resident | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel('Resident');
-  const credentials = new Credentials(context.secrets);
+  const credentials = new Credentials(context.secrets, context.globalState);
   const current = new Resident(log);
   resident = current;
   const sandboxes = new SandboxView(current);
@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       current.request('sandbox/watch').catch((err) => log.appendLine(`sandbox/watch failed: ${describe(err)}`));
     }
     if (state.kind === 'ready' && current.has(Capability.detach)) {
-      void terminals.reattach((sandboxId, execId) => openTerminal(current, terminals, sandboxId, execId));
+      void terminals.reattach((sandboxId, attach) => openTerminal(current, terminals, sandboxId, attach));
     }
     sandboxes.refresh();
     volumes.refresh();
@@ -64,7 +64,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     } else if (state.kind === 'exited') {
       const actions = state.credentialsExpired ? ['Sign In Again', 'Restart', 'Show Log'] : ['Restart', 'Show Log'];
       const pick = await vscode.window.showErrorMessage(`Resident: ${state.message}.`, ...actions);
-      if (pick === 'Sign In Again') await vscode.commands.executeCommand('resident.signIn');
+      if (pick === 'Sign In Again') await vscode.commands.executeCommand('resident.signInAgain');
       if (pick === 'Restart') await restart();
       if (pick === 'Show Log') log.show();
     }
@@ -95,6 +95,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('resident.showLog', () => log.show());
   command('resident.signIn', async () => {
     if (await credentials.ask(launchSettings(context).provider)) await restart();
+  });
+  // After an expiry: fresh values for the credentials kept, then a new session.
+  command('resident.signInAgain', async () => {
+    if (await credentials.renew(launchSettings(context).provider)) await restart();
   });
   command('resident.signOut', async () => {
     await credentials.forget(launchSettings(context).provider);
@@ -141,8 +145,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     await download(current, log, source);
   });
-  command('resident.openFile', (uri) => vscode.window.showTextDocument(uri as vscode.Uri, { preview: false }));
-  command('resident.moreEntries', (item) => { if (item instanceof StoreItem) volumes.showMore(item); });
+  command('resident.moreEntries', (arg) => {
+    const parent = volumes.moreTarget(arg);
+    if (parent) volumes.showMore(parent);
+  });
+
+  // What the settings change applies at the next start (or sign-in): say so,
+  // rather than leave the user guessing whether it took.
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (!e.affectsConfiguration('resident')) return;
+    const lifetime = vscode.workspace.getConfiguration('resident').get<number>('credentialLifetimeSeconds', 0);
+    log.appendLine(`settings changed (credential lifetime ${lifetime > 0 ? `${lifetime} s` : 'none'}): ` +
+      'Restart the Resident applies them; a lifetime counts from the next sign-in');
+  }));
 
   await start();
 }

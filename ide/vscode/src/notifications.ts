@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import * as rpc from 'vscode-jsonrpc/node';
 import { PullProgress, SandboxChange, fromBase64 } from './wire';
 
-export type OutputSink = (stream: 'stdout' | 'stderr', bytes: Buffer) => void;
+/** offset: where exec/attach resumes after this chunk (detached execs only, §5.1). */
+export type OutputSink = (stream: 'stdout' | 'stderr', bytes: Buffer, offset?: number) => void;
 export type DataSink = (bytes: Buffer) => void;
 
 
@@ -22,8 +23,8 @@ export class Notifications {
   private counter = 0;
 
   attach(conn: rpc.MessageConnection): void {
-    conn.onNotification('exec/output', (p: { exec_id: string; stream: 'stdout' | 'stderr'; data: string }) => {
-      this.execs.get(p.exec_id)?.(p.stream, fromBase64(p.data));
+    conn.onNotification('exec/output', (p: { exec_id: string; stream: 'stdout' | 'stderr'; data: string; offset?: number }) => {
+      this.execs.get(p.exec_id)?.(p.stream, fromBase64(p.data), p.offset);
     });
     // store/read_file and sandbox/read_file both stream as store/data.
     conn.onNotification('store/data', (p: { stream_id: string; data: string }) => {
@@ -44,7 +45,9 @@ export class Notifications {
     this.execs.set(execId, sink);
     if (onClosed) this.closers.add(onClosed);
     return new vscode.Disposable(() => {
-      this.execs.delete(execId);
+      // Only its own: a terminal that follows the exec again (after a
+      // restart) has routed the id anew by the time the old follow ends.
+      if (this.execs.get(execId) === sink) this.execs.delete(execId);
       if (onClosed) this.closers.delete(onClosed);
     });
   }

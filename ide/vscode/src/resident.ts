@@ -9,6 +9,8 @@ import * as rpc from 'vscode-jsonrpc/node';
 import { Capabilities, InitializeResult, Limits, PROTOCOL_VERSION } from './wire';
 import { LaunchSettings, residentArgs } from './settings';
 import { Notifications } from './notifications';
+import { StoredCredentials } from './credentials';
+import { isExpiredAnswer } from './expiry';
 
 export type ResidentState =
   | { kind: 'starting' }
@@ -29,6 +31,7 @@ export class Resident implements vscode.Disposable {
   private conn?: rpc.MessageConnection;
   private stateValue: ResidentState = { kind: 'starting' };
   private expiredMessage?: string;
+  private answeredExpired = false; // initialize was refused as expired: the exit that follows is already shown
   private stopping = false;
   private readonly changed = new vscode.EventEmitter<ResidentState>();
   readonly onDidChangeState = this.changed.event;
@@ -53,10 +56,11 @@ export class Resident implements vscode.Disposable {
     return this.stateValue.kind === 'ready' ? this.stateValue.init.limits : undefined;
   }
 
-  /** Spawns the resident and initializes it. Credentials never reach a log. */
-  async start(settings: LaunchSettings, credentials: Record<string, string>): Promise<void> {
+  /** Spawns the resident and initializes it. Credentials never reach a log (their expiry does: it is no secret). */
+  async start(settings: LaunchSettings, credentials: StoredCredentials): Promise<void> {
     this.stopping = false;
     this.expiredMessage = undefined;
+    this.answeredExpired = false;
     this.setState({ kind: 'starting' });
     const env = { ...process.env };
     if (settings.dockerHost) env.DOCKER_HOST = settings.dockerHost;
@@ -85,8 +89,12 @@ export class Resident implements vscode.Disposable {
     });
     conn.onError(([err]) => this.log.appendLine(`connection error: ${err.message}`));
     conn.listen();
-    const params: Record<string, unknown> = { protocol_version: PROTOCOL_VERSION, install_id: settings.installId, credentials };
+    const params: Record<string, unknown> = { protocol_version: PROTOCOL_VERSION, install_id: settings.installId, credentials: credentials.values };
     if (settings.tagPrefix) params.tag_prefix = settings.tagPrefix;
+    if (credentials.expireAt) {
+      params.credentials_expire_at = credentials.expireAt;
+      this.log.appendLine(`the credentials expire at ${credentials.expireAt}`);
+    }
     try {
       const init = await conn.sendRequest<InitializeResult>('initialize', params);
       this.log.appendLine(`resident ${init.resident_version}, provider ${init.provider.name} ${init.provider.version}; ` +
@@ -96,7 +104,14 @@ export class Resident implements vscode.Disposable {
     } catch (err) {
       const message = describe(err);
       this.log.appendLine(`initialize failed: ${message}`);
-      this.setState({ kind: 'failed', message });
+      if (err instanceof rpc.ResponseError && isExpiredAnswer(err.data?.kind, err.code)) {
+        // Expired before the session began (§3.5): the resident exits 3 by
+        // itself; the user needs to sign in again, not to retry.
+        this.answeredExpired = true;
+        this.setState({ kind: 'exited', message: `the resident's credentials expired (${this.expiredMessage ?? err.message})`, credentialsExpired: true });
+      } else {
+        this.setState({ kind: 'failed', message });
+      }
       this.stopChild();
     }
   }
@@ -157,7 +172,7 @@ export class Resident implements vscode.Disposable {
     this.conn?.dispose();
     this.conn = undefined;
     this.notifications.failAll(new ResidentError('the resident exited', 'unavailable', 0));
-    if (this.stopping || this.stateValue.kind === 'failed') return;
+    if (this.stopping || this.stateValue.kind === 'failed' || this.answeredExpired) return;
     const credentialsExpired = code === 3 || this.expiredMessage !== undefined;
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const message = credentialsExpired

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { Resident, describe } from './resident';
 import { Capability, Sandbox } from './wire';
 import { SANDBOX_SCHEME, sandboxUri } from './uris';
+import { openOnClick } from './treeCommands';
 
 export class SandboxItem extends vscode.TreeItem {
   constructor(readonly sandbox: Sandbox, browsable: boolean) {
@@ -27,7 +28,7 @@ export class SandboxFileItem extends vscode.TreeItem {
     this.resourceUri = uri;
     this.id = uri.toString();
     this.contextValue = isDir ? 'sandbox.dir' : 'sandbox.file';
-    if (!isDir) this.command = { command: 'resident.openFile', title: 'Open', arguments: [uri] };
+    if (!isDir) this.command = openOnClick(uri);
   }
 }
 
@@ -89,6 +90,10 @@ export class SandboxView implements vscode.TreeDataProvider<vscode.TreeItem>, vs
     }
     if (state.kind !== 'ready') {
       this.view.message = `The resident is not running: ${this.resident.describeState()}`;
+      // Expired credentials need new ones: a restart would only expire again.
+      if (state.kind === 'exited' && state.credentialsExpired) {
+        return [new NoticeItem('Sign in again', { command: 'resident.signInAgain', title: 'Sign In Again' })];
+      }
       return [new NoticeItem('Restart the resident', { command: 'resident.restart', title: 'Restart' })];
     }
     try {

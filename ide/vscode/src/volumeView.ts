@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { Resident, describe } from './resident';
 import { Capability, DirEntry, ListDirResult, Volume } from './wire';
 import { storeUri } from './uris';
+import { openOnClick } from './treeCommands';
 
 export class StoreItem extends vscode.TreeItem {
   constructor(readonly volume: string, readonly relPath: string, readonly entry: DirEntry | undefined) {
@@ -17,16 +18,18 @@ export class StoreItem extends vscode.TreeItem {
     if (!entry) this.iconPath = new vscode.ThemeIcon('database');
     if (entry?.type === 'file') {
       this.description = humanBytes(entry.size);
-      this.command = { command: 'resident.openFile', title: 'Open', arguments: [this.resourceUri] };
+      this.command = openOnClick(this.resourceUri);
     }
     if (entry?.type === 'symlink') this.description = 'symlink (not followed)';
   }
 }
 
+/** "more…": its command takes no arguments (see treeCommands.ts); it lists the selected MoreItem's directory again. */
 class MoreItem extends vscode.TreeItem {
   constructor(readonly parent: StoreItem, shown: number) {
     super(`more… (${shown} shown)`, vscode.TreeItemCollapsibleState.None);
-    this.command = { command: 'resident.moreEntries', title: 'Show more', arguments: [parent] };
+    this.id = `${parent.id}#more`;
+    this.command = { command: 'resident.moreEntries', title: 'Show more' };
     this.iconPath = new vscode.ThemeIcon('ellipsis');
   }
 }
@@ -50,6 +53,12 @@ export class VolumeView implements vscode.TreeDataProvider<vscode.TreeItem>, vsc
     const max = this.resident.limits?.max_list_dir_entries ?? 10000;
     this.limits.set(parent.id!, Math.min(max, this.limitFor(parent) * 10));
     this.changed.fire(parent);
+  }
+
+  /** The directory "more…" acts on: its argument, else the parent of the selected "more…" row. */
+  moreTarget(arg: unknown): StoreItem | undefined {
+    if (arg instanceof StoreItem) return arg;
+    return (this.view.selection.find((item) => item instanceof MoreItem) as MoreItem | undefined)?.parent;
   }
 
   /** The file a command acts on: its argument, else the view's selection. */

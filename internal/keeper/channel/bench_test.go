@@ -2,9 +2,13 @@ package channel
 
 import (
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchConn opens a stdio keeper for a benchmark.
@@ -84,8 +88,14 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 	const size = 64 << 20
 	argv := []string{"head", "-c", strconv.Itoa(size), "/dev/zero"}
 	b.Run("channel", func(b *testing.B) {
-		c := benchConn(b)
+		k := startStdioB(b)
+		c, err := Open(b.Context(), pipeRW{Reader: k.out, WriteCloser: k.stdin, rc: k.out}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
 		b.SetBytes(size)
+		cpu0, keeper0 := cpuTime(), childCPU(k.cmd.Process.Pid)
 		for b.Loop() {
 			e, err := c.Exec(b.Context(), ExecSpec{Argv: argv, Env: testEnv})
 			if err != nil {
@@ -93,6 +103,9 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 			}
 			drain(b, e)
 		}
+		gb := float64(size) * float64(b.N) / 1e9
+		b.ReportMetric((cpuTime()-cpu0).Seconds()/gb, "client-cpu-s/GB")
+		b.ReportMetric((childCPU(k.cmd.Process.Pid)-keeper0).Seconds()/gb, "keeper-cpu-s/GB")
 	})
 	b.Run("pipe", func(b *testing.B) {
 		b.SetBytes(size)
@@ -113,4 +126,88 @@ func BenchmarkStdoutThroughput(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAttachStreamThroughput: one exec's stdout over the channel
+// carried by a Docker sandbox's attach stream, beside raw: the same bytes
+// written by a container's own PID 1 (a shell that answers each line with
+// that many zero bytes) and read from its attach stream, demultiplexed as
+// the channel's transport is. Same engine, same stream, same demultiplexer:
+// the ratio is what the keeper and the channel cost.
+//
+// channel_fixed is the channel with its window held at DefaultWindow
+// (MaxWindow = Window), as it was before windows grew.
+func BenchmarkAttachStreamThroughput(b *testing.B) {
+	const size = 64 << 20
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"channel", Options{}}, {"channel_fixed", Options{MaxWindow: DefaultWindow}}} {
+		b.Run(tc.name, func(b *testing.B) { benchAttachChannel(b, size, tc.o) })
+	}
+	b.Run("raw", func(b *testing.B) {
+		s := startContainer(b, []string{"sh", "-c", "while read n; do head -c $n /dev/zero; done"}, 0, 256)
+		rw := s.attach(b)
+		s.start(b)
+		b.Cleanup(func() { rw.Close() })
+		b.SetBytes(size)
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if _, err := io.WriteString(rw, strconv.Itoa(size)+"\n"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.CopyN(io.Discard, rw, size); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric((cpuTime()-cpu0).Seconds()/(float64(size)*float64(b.N)/1e9), "host-cpu-s/GB")
+	})
+}
+
+// cpuTime is this process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// childCPU is a child process's user and system CPU time so far, from
+// /proc (utime and stime, in clock ticks of 1/100 s).
+func childCPU(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// benchAttachChannel is one exec's size bytes of stdout over a sandbox's
+// channel on its attach stream, per iteration.
+func benchAttachChannel(b *testing.B, size int, o Options) {
+	s := startSandboxPids(b, 0, 256)
+	rw := s.attach(b)
+	s.start(b)
+	c, err := Open(b.Context(), rw, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	argv := []string{"head", "-c", strconv.Itoa(size), "/dev/zero"}
+	b.SetBytes(int64(size))
+	cpu0 := cpuTime()
+	for b.Loop() {
+		e, err := c.Exec(b.Context(), ExecSpec{Argv: argv, Env: testEnv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		drain(b, e)
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/(float64(size)*float64(b.N)/1e9), "host-cpu-s/GB")
 }

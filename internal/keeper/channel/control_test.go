@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // gone waits until pid no longer runs (reaped, or a zombie nobody will
@@ -131,9 +133,12 @@ func TestDeadlineKillsTheTree(t *testing.T) {
 	}
 }
 
-// An exclusive exec kills every other exec first.
+// An exclusive exec kills every other exec first, and nothing outside its
+// keeper's sandbox: a process of this machine that carries a mark (as every
+// exec of every local sandbox here does) lives on.
 func TestExclusiveKillsTheOthers(t *testing.T) {
-	c, _ := openStdio(t)
+	bystander := startMarkedBystander(t)
+	c, _ := openOn(t, startStdioInPidNS(t))
 	other, err := c.Exec(ctx(t), ExecSpec{Argv: []string{"sh", "-c", "echo up; sleep 1000"}, Env: testEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +156,69 @@ func TestExclusiveKillsTheOthers(t *testing.T) {
 	if st, err := other.Wait(); err != nil || !st.Killed {
 		t.Fatalf("the other exec: %+v %v", st, err)
 	}
+	if bystander != nil {
+		// The sweep is over (the exclusive exec ran after it): a process
+		// it reached would be dead or dying by now.
+		if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Fatalf("a marked process outside the keeper's sandbox: %v", err)
+		}
+		if data, err := os.ReadFile("/proc/" + strconv.Itoa(bystander.Process.Pid) + "/stat"); err != nil || strings.Contains(string(data[strings.LastIndexByte(string(data), ')')+1:]), " Z ") {
+			t.Fatalf("a marked process outside the keeper's sandbox was killed: %q %v", data, err)
+		}
+	}
+}
+
+// A keeper that is not pid 1 of a namespace of its own (run by hand, or
+// by a provider that got it wrong) sees a wider world's /proc: its
+// exclusive sweep kills its own execs' processes, never another marked
+// process of the machine.
+func TestExclusiveOutsideItsPidNamespaceSparesStrangers(t *testing.T) {
+	bystander := startMarkedBystander(t)
+	if bystander == nil {
+		t.Skip("not root: no process can be given a mark, and an unprotected keeper kills only its own trees")
+	}
+	c, _ := openStdio(t)
+	other, err := c.Exec(ctx(t), ExecSpec{Argv: []string{"sh", "-c", "echo up; sleep 1000"}, Env: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(other.Stdout())
+	if line, _ := out.ReadString('\n'); line != "up\n" {
+		t.Fatalf("other: %q", line)
+	}
+	if r := run(t, c, ExecSpec{Argv: []string{"echo", "alone"}, Exclusive: true}); r.stdout != "alone\n" {
+		t.Fatalf("exclusive: %+v", r)
+	}
+	go io.Copy(io.Discard, out)
+	go io.Copy(io.Discard, other.Stderr())
+	if st, err := other.Wait(); err != nil || !st.Killed {
+		t.Fatalf("the keeper's own other exec: %+v %v", st, err)
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(bystander.Process.Pid) + "/stat")
+	if err != nil || strings.Contains(string(data[strings.LastIndexByte(string(data), ')')+1:]), " Z ") {
+		t.Fatalf("a marked process of another sandbox was killed: %q %v", data, err)
+	}
+}
+
+// startMarkedBystander starts, as root, a process of this machine with an
+// exec's mark among its groups, outside any keeper: what a local sandbox's
+// exec looks like from here. nil when not root (no mark can be set).
+func startMarkedBystander(t *testing.T) *exec.Cmd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	mark, _ := keeperproto.Mark("5eed0b5")
+	cmd := exec.Command("sleep", "600")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{mark}}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
 }
 
 // A reader that stops reading one exec stalls that exec only: the keeper

@@ -33,8 +33,8 @@ func TestDetachedExecOutlivesItsHolder(t *testing.T) {
 		t.Fatalf("list: %+v %v", list, err)
 	}
 	a, info, err := second.Attach(ctx(t), e.ID(), 1)
-	if err != nil || info.Offset != 1 || !info.Running || info.Dropped != 0 {
-		t.Fatalf("attach: %+v %v", info, err)
+	if err != nil || info.Offset != 1 || !info.Running || info.Dropped != 0 || !info.Stdin {
+		t.Fatalf("attach: %+v %v (want running, with stdin)", info, err)
 	}
 	if _, err := io.WriteString(a.Stdin(), "hi\n"); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestDetachedRingCountsWhatItDrops(t *testing.T) {
 		return err == nil && len(list) == 1 && !list[0].Running
 	})
 	a, info, err := c.Attach(ctx(t), e.ID(), 0)
-	if err != nil || info.Offset != 4000 || info.Dropped != 4000 || info.Buffer != 1000 || info.End != 5000 {
+	if err != nil || info.Offset != 4000 || info.Dropped != 4000 || info.Buffer != 1000 || info.End != 5000 || info.Stdin {
 		t.Fatalf("attach: %+v %v", info, err)
 	}
 	if r := collect(t, a); r.stdout != strings.Repeat("x", 1000) || r.status.Code != 0 {
@@ -256,5 +256,88 @@ func TestEndedDetachedExecsAreBounded(t *testing.T) {
 	}
 	if list[0].ID != ids[2] || list[63].ID != ids[65] {
 		t.Fatalf("kept %s..%s, want %s..%s", list[0].ID, list[63].ID, ids[2], ids[65])
+	}
+}
+
+// An attach at an offset inside the ring's first chunk replays from that
+// offset: the first chunk says so and the next follow it, however fast the
+// keeper's frames arrive after its answer. Its Stdin is there when the
+// exec has a stdin and nil when it has none, as for Exec.
+func TestAttachInsideTheFirstChunk(t *testing.T) {
+	k := startSocket(t)
+	c := k.open(t)
+	with, err := c.Exec(ctx(t), ExecSpec{ID: "with-stdin", Argv: []string{"sh", "-c", "printf 0123456789; cat"}, Env: testEnv, Stdin: true, Detach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := with.Release(); err != nil {
+		t.Fatal(err)
+	}
+	without, err := c.Exec(ctx(t), ExecSpec{ID: "without-stdin", Argv: []string{"sh", "-c", "printf 0123456789; printf abcdef"}, Env: testEnv, Detach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := without.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := without.Release(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		list, err := c.ListExecs(ctx(t))
+		if err != nil || len(list) != 2 {
+			return false
+		}
+		for _, x := range list {
+			if x.End < 10 {
+				return false
+			}
+		}
+		return true
+	})
+	for round := range 20 {
+		a, info, err := c.Attach(ctx(t), "without-stdin", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Stdin() != nil || info.Stdin {
+			t.Fatalf("an exec without stdin attached with one (%+v)", info)
+		}
+		next := int64(4)
+		var data []byte
+		for {
+			ch, err := a.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Offset != next {
+				t.Fatalf("round %d: chunk %+v at %d, want %d", round, ch, ch.Offset, next)
+			}
+			next += int64(len(ch.Data))
+			data = append(data, ch.Data...)
+		}
+		if string(data) != "456789abcdef" {
+			t.Fatalf("round %d: replayed %q", round, data)
+		}
+	}
+	a, info, err := c.Attach(ctx(t), "with-stdin", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stdin() == nil || !info.Stdin {
+		t.Fatalf("an exec with stdin attached without one (%+v)", info)
+	}
+	if _, err := io.WriteString(a.Stdin(), "more"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Stdin().Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := collect(t, a)
+	if r.stdout != "3456789more" || r.status.Code != 0 {
+		t.Fatalf("%+v", r)
 	}
 }

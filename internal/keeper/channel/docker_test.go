@@ -37,7 +37,7 @@ var (
 )
 
 // buildHostile builds testdata/hostile once.
-func buildHostile(t *testing.T) string {
+func buildHostile(t testing.TB) string {
 	hostileOnce.Do(func() {
 		hostileBin = filepath.Join(filepath.Dir(keeperBin), "hostile")
 		cmd := exec.Command("go", "build", "-o", hostileBin, "./testdata/hostile")
@@ -53,11 +53,18 @@ func buildHostile(t *testing.T) string {
 	return hostileBin
 }
 
-func startSandbox(t *testing.T, memoryMB int64) *sandbox {
+func startSandbox(t testing.TB, memoryMB int64) *sandbox {
 	return startSandboxPids(t, memoryMB, 256)
 }
 
-func startSandboxPids(t *testing.T, memoryMB, pids int64) *sandbox {
+func startSandboxPids(t testing.TB, memoryMB, pids int64) *sandbox {
+	t.Helper()
+	return startContainer(t, []string{keeperproto.Path, keeperproto.CmdServe, "-stdio"}, memoryMB, pids)
+}
+
+// startContainer makes (and does not start) a sandbox's container with
+// cmd as its PID 1.
+func startContainer(t testing.TB, cmd []string, memoryMB, pids int64) *sandbox {
 	t.Helper()
 	cli := dockertest.Need(t)
 	image, _, err := dockertest.Images(cli)
@@ -80,7 +87,7 @@ func startSandboxPids(t *testing.T, memoryMB, pids int64) *sandbox {
 	}
 	created, err := cli.ContainerCreate(c, client.ContainerCreateOptions{
 		Config: &container.Config{
-			Image: image, User: "0:0", Cmd: []string{keeperproto.Path, keeperproto.CmdServe, "-stdio"},
+			Image: image, User: "0:0", Cmd: cmd,
 			OpenStdin: true, AttachStdin: true, AttachStdout: true, AttachStderr: true,
 		},
 		HostConfig: hc,
@@ -115,7 +122,7 @@ func startSandboxPids(t *testing.T, memoryMB, pids int64) *sandbox {
 
 // attach is one attacher of the container's stdio, as a channel transport:
 // its stdout, demultiplexed (stderr goes to the test log), and its stdin.
-func (s *sandbox) attach(t *testing.T) io.ReadWriteCloser {
+func (s *sandbox) attach(t testing.TB) io.ReadWriteCloser {
 	t.Helper()
 	att, err := s.cli.ContainerAttach(context.Background(), s.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
@@ -129,7 +136,7 @@ func (s *sandbox) attach(t *testing.T) io.ReadWriteCloser {
 	return &attachRW{att: att.HijackedResponse, out: pr}
 }
 
-func (s *sandbox) start(t *testing.T) {
+func (s *sandbox) start(t testing.TB) {
 	t.Helper()
 	if _, err := s.cli.ContainerStart(context.Background(), s.id, client.ContainerStartOptions{}); err != nil {
 		t.Fatal(err)
@@ -149,12 +156,12 @@ func (a *attachRW) Close() error {
 }
 
 // openSandbox starts a sandbox and opens its channel.
-func openSandbox(t *testing.T, memoryMB int64) (*sandbox, *Conn) {
+func openSandbox(t testing.TB, memoryMB int64) (*sandbox, *Conn) {
 	t.Helper()
 	return openSandboxPids(t, memoryMB, 256)
 }
 
-func openSandboxPids(t *testing.T, memoryMB, pids int64) (*sandbox, *Conn) {
+func openSandboxPids(t testing.TB, memoryMB, pids int64) (*sandbox, *Conn) {
 	t.Helper()
 	s := startSandboxPids(t, memoryMB, pids)
 	rw := s.attach(t) // before start: not a byte missed

@@ -16,6 +16,10 @@ var ErrBroken = errors.New("keeper channel broken")
 // errors.Is(ErrFenced, ErrBroken) holds.
 var ErrFenced = fmt.Errorf("%w: taken over by another holder", ErrBroken)
 
+// ErrNotSealed is a keeper that answered a Hello asking for sealing
+// (Options.Seal) in plaintext: it does not seal (an older keeper).
+var ErrNotSealed = errors.New("keeper channel: the keeper does not seal its frames")
+
 // ErrUnsupported is an operation the keeper did not announce.
 var ErrUnsupported = errors.New("keeper channel: not supported by this keeper")
 

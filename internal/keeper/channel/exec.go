@@ -59,6 +59,11 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With many streams open, a new one starts at its share (Conn.share).
+	if w := c.share(c.window); w < c.window {
+		st.setWindow(w)
+		req.Window = w
+	}
 	if err := c.sendJSON(keeperproto.ChanExec, st.id, req); err != nil {
 		c.forget(st)
 		return nil, err
@@ -88,13 +93,15 @@ func (c *Conn) Exec(ctx context.Context, s ExecSpec) (*Exec, error) {
 // then its exit status. An offset older than the ring holds starts at the
 // oldest byte kept (AttachInfo.Offset says where). ErrUnknownExec for an
 // id the keeper does not hold. Stdin writes to the exec's stdin if it has
-// one.
+// one, and is nil if it has none (AttachInfo.Stdin), as for Exec.
 func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, AttachInfo, error) {
 	st, err := c.newStream(true)
 	if err != nil {
 		return nil, AttachInfo{}, err
 	}
-	if err := c.sendJSON(keeperproto.ChanAttach, st.id, keeperproto.Attach{ExecID: execID, Offset: offset, Window: c.window}); err != nil {
+	window := c.share(c.window)
+	st.setWindow(window)
+	if err := c.sendJSON(keeperproto.ChanAttach, st.id, keeperproto.Attach{ExecID: execID, Offset: offset, Window: window}); err != nil {
 		c.forget(st)
 		return nil, AttachInfo{}, err
 	}
@@ -114,13 +121,21 @@ func (c *Conn) Attach(ctx context.Context, execID string, offset int64) (*Exec, 
 	if f.Type != keeperproto.ChanAttached || json.Unmarshal(f.Payload, &a) != nil {
 		return nil, AttachInfo{}, fmt.Errorf("%w: unexpected answer %q to attach", ErrBroken, f.Type)
 	}
-	st.setOffset(a.Offset)
-	info := AttachInfo{Offset: a.Offset, End: a.End, Buffer: a.Buffer, Dropped: a.Dropped, Running: a.Running}
+	// The replay's offset was set by the read loop as Attached went by,
+	// before the chunks after it (cstream.deliver): set here, it would come
+	// after chunks already queued.
+	info := AttachInfo{Offset: a.Offset, End: a.End, Buffer: a.Buffer, Dropped: a.Dropped, Running: a.Running,
+		// A keeper that does not say gets a writer, as before.
+		Stdin: a.Stdin || !c.Supports(keeperproto.FeatureAttachStdin)}
 	if a.Exit != nil {
 		x := exitStatus(a.Exit)
 		info.Exit = &x
 	}
-	return &Exec{st: st, id: a.ExecID, stdin: &stdinWriter{st: st}}, info, nil
+	e := &Exec{st: st, id: a.ExecID}
+	if info.Stdin {
+		e.stdin = &stdinWriter{st: st}
+	}
+	return e, info, nil
 }
 
 // ID is the keeper's id for the exec (what Attach and ListExecs use).

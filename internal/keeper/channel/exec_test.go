@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,5 +116,39 @@ func TestStartErrorReasons(t *testing.T) {
 	// The channel still works after them.
 	if r := run(t, c, ExecSpec{Argv: []string{"echo", "ok"}}); r.stdout != "ok\n" {
 		t.Fatalf("after the failures: %+v", r)
+	}
+}
+
+// The keeper tells its holder the environment and working directory it
+// started with (what an
+// engine exec would inherit), so a provider that cannot read the image
+// can lay an exec's variables over it; too large an environment is not
+// told rather than breaking the Welcome.
+func TestWelcomeTellsTheKeepersEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra string
+		told  bool
+	}{{"small", "RESIDENT_WELCOME_ENV=from the container", true}, {"too large", "RESIDENT_WELCOME_ENV=" + strings.Repeat("x", 30<<10), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := startStdioEnv(t, []string{"PATH=/usr/bin:/bin", tc.extra})
+			c, err := Open(ctx(t), pipeRW{Reader: k.out, WriteCloser: k.stdin, rc: k.out}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if wd, _ := os.Getwd(); c.Cwd() != wd {
+				t.Fatalf("Cwd %q, want the keeper's %q", c.Cwd(), wd)
+			}
+			env := c.Env()
+			if got := slices.Contains(env, tc.extra); got != tc.told || (tc.told && !slices.Contains(env, "PATH=/usr/bin:/bin")) {
+				t.Fatalf("told %v (%d entries), want %v", got, len(env), tc.told)
+			}
+			// Nothing of it reaches an exec that did not ask for it.
+			r := run(t, c, ExecSpec{Argv: []string{"sh", "-c", "echo ${RESIDENT_WELCOME_ENV:-unset}"}})
+			if r.stdout != "unset\n" {
+				t.Fatalf("exec saw %q", r.stdout)
+			}
+		})
 	}
 }

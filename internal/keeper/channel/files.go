@@ -120,12 +120,22 @@ func (c *Conn) ReadFile(ctx context.Context, path, user string) (io.ReadCloser, 
 		c.forget(st)
 		return nil, withPath(err, "read_file", path)
 	}
-	return &fileReader{st: st, size: res.Size}, nil
+	return &fileReader{st: st, size: res.Size, info: res.File}, nil
 }
 
 type fileReader struct {
 	st   *cstream
 	size int64
+	info *FileInfo
+}
+
+// Info is what the keeper opened (FeatureFileStage), for a caller that
+// may take the bytes by other means and Close this read instead.
+func (r *fileReader) Info() (FileInfo, bool) {
+	if r.info == nil {
+		return FileInfo{}, false
+	}
+	return *r.info, true
 }
 
 func (r *fileReader) Read(p []byte) (int, error) { return r.st.stdout.Read(p) }

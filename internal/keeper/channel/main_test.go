@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,7 +56,54 @@ type stdioKeeper struct {
 
 func startStdio(t *testing.T) *stdioKeeper {
 	t.Helper()
+	return startStdioEnv(t, nil)
+}
+
+// startStdioEnv starts the keeper with env as its environment (nil: the
+// test's).
+func startStdioEnv(t *testing.T, env []string) *stdioKeeper {
+	t.Helper()
 	cmd := exec.Command(keeperBin, "serve", "-stdio")
+	cmd.Env = env
+	return startStdioCmd(t, cmd)
+}
+
+// startStdioInPidNS is startStdio with the keeper as pid 1 of a pid
+// namespace (and /proc) of its own, as every sandbox's keeper is, for a
+// test of what the keeper does to every process it can see: a protected
+// keeper's exclusive exec kills every marked process in its /proc, and on
+// this machine's /proc that is every exec of every local sandbox of every
+// other test and resident (issue 16's restart flake: a detached exec
+// killed with SIGKILL mid-command). Unprotected (not root), the keeper
+// kills only its own execs' trees, so it needs no namespace.
+func startStdioInPidNS(t *testing.T) *stdioKeeper {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return startStdio(t)
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare (util-linux) is not installed: a protected keeper outside a pid namespace would kill every marked process of this machine")
+	}
+	k := startStdioCmd(t, exec.Command(unshare, "--pid", "--fork", "--kill-child", "--mount-proc", keeperBin, "serve", "-stdio"))
+	// Before startStdioCmd's cleanup (they run last first): the keeper
+	// changed its uid, which clears the parent-death signal --kill-child
+	// gave it, so it outlives unshare unless killed itself (pid 1 of the
+	// namespace: everything in it dies too).
+	t.Cleanup(func() {
+		pid := strconv.Itoa(k.cmd.Process.Pid)
+		children, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+		for _, f := range strings.Fields(string(children)) {
+			if child, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(child, syscall.SIGKILL)
+			}
+		}
+	})
+	return k
+}
+
+func startStdioCmd(t *testing.T, cmd *exec.Cmd) *stdioKeeper {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +140,11 @@ func (p pipeRW) Close() error {
 // openStdio starts a keeper and opens the channel over its stdio.
 func openStdio(t *testing.T) (*Conn, *stdioKeeper) {
 	t.Helper()
-	k := startStdio(t)
+	return openOn(t, startStdio(t))
+}
+
+func openOn(t *testing.T, k *stdioKeeper) (*Conn, *stdioKeeper) {
+	t.Helper()
 	c, err := Open(ctx(t), pipeRW{Reader: k.out, WriteCloser: k.stdin, rc: k.out}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +200,13 @@ func (k *socketKeeper) open(t *testing.T) *Conn {
 	return c
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("keeper: %s", p)

@@ -3,6 +3,8 @@ package channel
 import (
 	"io"
 	"sync"
+
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 )
 
 // output is one stream's output as it arrives (stdout or stderr of an
@@ -13,6 +15,7 @@ type output struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	chunks [][]byte
+	off    int   // bytes of chunks[0] already read
 	err    error // io.EOF or why the stream failed, once no more comes
 	// consumed is told how many bytes Read took (the stream's credit).
 	consumed func(n int, drained bool)
@@ -46,7 +49,7 @@ func (o *output) close(err error) {
 // abort ends the output at once, dropping what is buffered.
 func (o *output) abort(err error) {
 	o.mu.Lock()
-	o.chunks = nil
+	o.chunks, o.off = nil, 0
 	o.err = err
 	o.mu.Unlock()
 	o.cond.Broadcast()
@@ -67,13 +70,16 @@ func (o *output) Read(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) && len(o.chunks) > 0 {
-		c := copy(p[n:], o.chunks[0])
+		c := copy(p[n:], o.chunks[0][o.off:])
 		n += c
-		if c == len(o.chunks[0]) {
+		if o.off += c; o.off == len(o.chunks[0]) {
+			// Only here: it was copied out. Released whole (not the
+			// slice past a partial read), so its buffer goes back to
+			// the list of its size.
+			keeperproto.ReleasePayload(o.chunks[0])
 			o.chunks[0] = nil
 			o.chunks = o.chunks[1:]
-		} else {
-			o.chunks[0] = o.chunks[0][c:]
+			o.off = 0
 		}
 	}
 	drained := len(o.chunks) == 0

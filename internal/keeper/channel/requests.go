@@ -74,3 +74,17 @@ func decodeResult(f keeperproto.Frame) (keeperproto.Result, error) {
 	}
 	return res, fmt.Errorf("%w: unexpected answer %q", ErrBroken, f.Type)
 }
+
+// Shutdown ends the sandbox on the keeper's word (keeperproto.FeatureShutdown):
+// nil once the keeper, the sandbox's init, has killed and reaped every
+// other process of it; the keeper exits right after, so the channel ends.
+// A *FileError is the keeper's refusal (not its init, not protected, a
+// process that would not go): it serves on, and the sandbox is to be
+// stopped another way. ErrUnsupported for a keeper without the feature.
+func (c *Conn) Shutdown(ctx context.Context) error {
+	if !c.Supports(keeperproto.FeatureShutdown) {
+		return ErrUnsupported
+	}
+	_, err := c.request(ctx, keeperproto.ChanShutdown, struct{}{})
+	return err
+}

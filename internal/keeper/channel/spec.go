@@ -46,6 +46,9 @@ type AttachInfo struct {
 	Dropped int64 // bytes the ring let go before anyone read them
 	Running bool
 	Exit    *ExitStatus
+	// Stdin says the exec has a stdin (or a terminal): Exec.Stdin is nil
+	// without one.
+	Stdin bool
 }
 
 // ExecInfo describes one detached exec of the sandbox.

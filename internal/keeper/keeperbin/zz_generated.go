@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "5720ec8127d648f40a37a31dbbf1c6bba1af8b1c07917c5bbb541bf07eaeb127"
+const BuiltFrom = "d028bdd9ba449096cb761af179aa9786f653dbcc2d87b6788debb57aacdbdd83"

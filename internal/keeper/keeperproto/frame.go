@@ -17,7 +17,7 @@ import (
 //	pad    [3]  zero
 //	stream [4]  big-endian: the exec or operation, 0 for the channel itself
 //	gen    [8]  big-endian: the lease generation of the holder it is from or for
-//	length [4]  big-endian: payload bytes, at most MaxPayload
+//	length [4]  big-endian: payload bytes, at most MaxPayload (MaxSealedPayload for ChanSealed, seal.go)
 //	crc    [4]  big-endian CRC32 (IEEE) of the first 24 header bytes and the payload
 //
 // Docker's attach stream merges the stdin of every attacher and may
@@ -61,6 +61,16 @@ const (
 	ChanPing      byte = 'p' // c→k stream 0: the holder is alive (see Hello.LeaseMS)
 	ChanOffset    byte = 'O' // k→c 8-byte big-endian offset of the next output of an attached exec (after a gap the ring dropped)
 	ChanKillExec  byte = 'K' // c→k KillExec: kill an exec's tree by id, from any stream
+	// ChanDial (c→k Dial, FeatureNet) opens a connection stream: Result
+	// once connected or Failure, then ChanStdin/ChanStdout bytes both ways
+	// within each side's credit, ChanStdinEOF and an empty ChanEnd as the
+	// half-closes, a ChanEnd with a NetReset, or ChanRelease from the
+	// client, as a reset (see Dial).
+	ChanDial byte = 'N'
+	// ChanShutdown (c→k, FeatureShutdown) ends the sandbox: the keeper, as
+	// its init, kills every other process, answers Result once none is
+	// left (or Failure, and keeps serving), then exits.
+	ChanShutdown byte = 'T'
 )
 
 // Frame is one decoded frame. Payload is the frame's own copy.
@@ -118,7 +128,7 @@ func (fr *FrameReader) Next() (Frame, error) {
 			return Frame{}, truncated(err)
 		}
 		n := int(binary.BigEndian.Uint32(hdr[20:24]))
-		if n > MaxPayload || hdr[5]|hdr[6]|hdr[7] != 0 {
+		if n > maxPayloadOf(hdr[4]) || hdr[5]|hdr[6]|hdr[7] != 0 {
 			fr.skip(1)
 			continue
 		}
@@ -136,11 +146,20 @@ func (fr *FrameReader) Next() (Frame, error) {
 			Type:    whole[4],
 			Stream:  binary.BigEndian.Uint32(whole[8:12]),
 			Gen:     binary.BigEndian.Uint64(whole[12:20]),
-			Payload: append([]byte(nil), whole[HeaderSize:]...),
+			Payload: newPayload(whole[HeaderSize:]),
 		}
 		_, _ = fr.r.Discard(HeaderSize + n)
 		return f, nil
 	}
+}
+
+// maxPayloadOf bounds a frame's payload by its type: a sealed frame
+// carries a whole frame and the seal's overhead.
+func maxPayloadOf(typ byte) int {
+	if typ == ChanSealed {
+		return MaxSealedPayload
+	}
+	return MaxPayload
 }
 
 // skipToMagic drops bytes up to the next possible start of the magic.
@@ -173,4 +192,93 @@ func truncated(err error) error {
 		return ErrTruncated
 	}
 	return err
+}
+
+// payloads recycles the buffers of frame payloads: a fast stream
+// allocated a payload a frame, and the collections that followed were a
+// third of the channel client's CPU. A reader that is done with a payload
+// may hand it back (ReleasePayload); one that keeps it loses nothing.
+//
+// Buffers come in powers of two from 1 KiB to MaxPayload, each payload in
+// the smallest that holds it, so a buffer never holds more than twice its
+// bytes: the credit that bounds a stream counts bytes, not buffers. Over a
+// Docker attach stream most of an exec's frames are smaller than 16 KiB
+// (the keeper sends what the command wrote, as it wrote it); pooled only
+// from 16 KiB up, their exact allocations were four fifths of the bytes
+// allocated in a heap profile of 100 streaming execs (docs/performance.md).
+// Each size's list is bounded: 2
+// MiB idle for MaxPayload buffers, 256 KiB for each smaller size.
+var payloads [payloadClasses]chan []byte
+
+const (
+	// minPooled is the smallest payload given a pooled buffer: below it
+	// (control frames, short lines) an exact allocation is cheaper than
+	// the list.
+	minPooled       = 512
+	minPayloadClass = 1 << 10
+	payloadClasses  = 6 // 1 KiB .. 16 KiB, then MaxSealedPayload
+)
+
+func init() {
+	for k := range payloads {
+		size := classSize(k)
+		n := (256 << 10) / size
+		if k == payloadClasses-1 {
+			n = 64
+		}
+		payloads[k] = make(chan []byte, n)
+	}
+}
+
+// classSize is the capacity of class k's buffers: powers of two, except
+// the largest, which holds MaxPayload and a sealed frame's overhead too
+// (Opener.Open decrypts a sealed payload in place, in its own buffer).
+func classSize(k int) int {
+	if k == payloadClasses-1 {
+		return MaxSealedPayload
+	}
+	return minPayloadClass << k
+}
+
+// payloadClass is the index of the smallest buffer size that holds n
+// bytes (minPooled <= n <= MaxSealedPayload).
+func payloadClass(n int) int {
+	k := 0
+	for classSize(k) < n {
+		k++
+	}
+	return k
+}
+
+func newPayload(src []byte) []byte {
+	if len(src) < minPooled {
+		return append([]byte(nil), src...)
+	}
+	k := payloadClass(len(src))
+	var b []byte
+	select {
+	case b = <-payloads[k]:
+	default:
+		b = make([]byte, classSize(k))
+	}
+	return b[:copy(b[:len(src)], src)]
+}
+
+// ReleasePayload gives a frame's payload back for a later frame. The
+// caller must hold no other reference to it; a payload that did not come
+// from a pooled buffer (a small one, or a slice of one not at its start)
+// is left alone.
+func ReleasePayload(b []byte) {
+	c := cap(b)
+	if c < minPayloadClass || c > MaxSealedPayload {
+		return
+	}
+	k := payloadClass(c)
+	if classSize(k) != c {
+		return
+	}
+	select {
+	case payloads[k] <- b[:c]:
+	default:
+	}
 }

@@ -87,3 +87,38 @@ func FuzzFrameReader(f *testing.F) {
 		}
 	})
 }
+
+// Every payload from minPooled up is read into a buffer of the smallest
+// size that holds it (never more than twice its bytes), a released buffer
+// serves a later frame of its size, and what is not a whole pooled
+// buffer is left alone.
+func TestPayloadBuffers(t *testing.T) {
+	for _, n := range []int{0, 1, minPooled - 1, minPooled, 1000, 1024, 1025, 4096, 5000, 16 << 10, MaxPayload - 1, MaxPayload} {
+		data := bytes.Repeat([]byte{'x'}, n)
+		fs, err := readAll(frames(t, Frame{Type: ChanStdout, Stream: 1, Gen: 1, Payload: data}))
+		if !errors.Is(err, io.EOF) || len(fs) != 1 || !bytes.Equal(fs[0].Payload, data) {
+			t.Fatalf("%d bytes: %d frames, %v", n, len(fs), err)
+		}
+		p := fs[0].Payload
+		if n >= minPooled && (cap(p) < n || cap(p) > max(2*n, minPayloadClass) || cap(p) != classSize(payloadClass(n))) {
+			t.Errorf("%d bytes in a buffer of %d", n, cap(p))
+		}
+		if n < minPooled && cap(p) >= minPayloadClass {
+			t.Errorf("%d bytes took a pooled buffer of %d", n, cap(p))
+		}
+	}
+	// A released buffer is the next of its size.
+	b := newPayload(make([]byte, 3000))
+	ReleasePayload(b)
+	if again := newPayload(make([]byte, 2100)); &again[:1][0] != &b[:1][0] {
+		t.Error("a released 4 KiB buffer did not serve the next payload of its size")
+	}
+	// Not a whole buffer: left alone.
+	whole := newPayload(make([]byte, 8000))
+	ReleasePayload(whole[:4000][100:])
+	for range cap(payloads[payloadClass(4000)]) + 1 {
+		if got := newPayload(make([]byte, 4000)); &got[:1][0] == &whole[100] {
+			t.Fatal("a slice inside a buffer was pooled")
+		}
+	}
+}

@@ -35,11 +35,9 @@ func RemoveNewAtCleanup(t testing.TB, cli *client.Client) {
 		}
 		for id := range now {
 			if !sandboxes[id] {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				if _, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true}); err != nil && !errdefs.IsNotFound(err) {
+				if err := removeSandbox(cli, id); err != nil {
 					t.Errorf("remove sandbox %s: %v", id, err)
 				}
-				cancel()
 			}
 		}
 		after, err := volumeNames(cli)
@@ -53,6 +51,29 @@ func RemoveNewAtCleanup(t testing.TB, cli *client.Client) {
 			}
 		}
 	})
+}
+
+// removeSandbox removes a sandbox, or waits for the removal already under
+// way: a Docker terminate answers before the engine has finished removing
+// (the provider removes behind it), and the engine refuses a second
+// removal of the same container with a conflict until the first is done.
+func removeSandbox(cli *client.Client, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+		switch {
+		case err == nil || errdefs.IsNotFound(err):
+			return nil
+		case !errdefs.IsConflict(err) || ctx.Err() != nil:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func sandboxIDs(cli *client.Client) (map[string]bool, error) {

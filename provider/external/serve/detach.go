@@ -74,7 +74,7 @@ func (s *Server) attach(ctx context.Context, conn *jsonrpc2.Conn, d provider.Det
 	}
 	released, release := context.WithCancel(context.Background())
 	stop := context.AfterFunc(released, func() { _ = att.Close() })
-	e := &execution{proc: attachedStdin{att}, cancel: release, window: newWindow(s.window)}
+	e := &execution{proc: attachedStdin{att}, started: closedChan(), cancel: release, window: newWindow(s.window)}
 	s.mu.Lock()
 	if _, dup := s.execs[p.AttachID]; dup {
 		s.mu.Unlock()

@@ -61,9 +61,36 @@ func (w *window) close() {
 }
 
 type execution struct {
-	proc   provider.Process
-	cancel context.CancelFunc
-	window *window
+	proc    provider.Process // set before started closes; nil after a failed start
+	started chan struct{}    // closed once the start has its answer
+	cancel  context.CancelFunc
+	window  *window
+}
+
+// closedChan is a started that has its answer already.
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// startedExec is the exec id once its start has an answer: an exec/stdin
+// or exec/resize may be handled (the handler is asynchronous) before the
+// exec/start it follows has returned.
+func (s *Server) startedExec(ctx context.Context, id string) (*execution, error) {
+	e := s.exec(id)
+	if e == nil {
+		return nil, protocol.Errorf(protocol.KindNotFound, "exec %q not found", id)
+	}
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if e.proc == nil {
+		return nil, protocol.Errorf(protocol.KindNotFound, "exec %q did not start", id)
+	}
+	return e, nil
 }
 
 func (s *Server) startExec(conn *jsonrpc2.Conn, p *wire.ExecStartParams) error {
@@ -80,7 +107,7 @@ func (s *Server) startExec(conn *jsonrpc2.Conn, p *wire.ExecStartParams) error {
 		return protocol.Errorf(protocol.KindConflict, "exec_id %q is in use", p.ExecID)
 	}
 	win := newWindow(s.window)
-	e := &execution{cancel: cancel, window: win}
+	e := &execution{cancel: cancel, window: win, started: make(chan struct{})}
 	s.execs[p.ExecID] = e
 	s.mu.Unlock()
 	proc, err := s.prov.Exec(ctx, p.SandboxID, provider.ExecRequest{Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive,
@@ -90,9 +117,11 @@ func (s *Server) startExec(conn *jsonrpc2.Conn, p *wire.ExecStartParams) error {
 		delete(s.execs, p.ExecID)
 		s.mu.Unlock()
 		cancel()
+		close(e.started)
 		return err
 	}
 	e.proc = proc
+	close(e.started)
 	go s.runExec(conn, p.ExecID, e)
 	return nil
 }

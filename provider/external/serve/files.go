@@ -78,9 +78,9 @@ func (s *Server) files(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 	if err != nil {
 		return nil, err
 	}
-	e := s.exec(p.ExecID)
-	if e == nil {
-		return nil, protocol.Errorf(protocol.KindNotFound, "exec %q not found", p.ExecID)
+	e, err := s.startedExec(ctx, p.ExecID)
+	if err != nil {
+		return nil, err
 	}
 	r, ok := e.proc.(provider.Resizer)
 	if !ok {

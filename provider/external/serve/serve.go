@@ -7,6 +7,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -41,15 +42,22 @@ type Server struct {
 	reads    map[string]*window
 	uploads  map[string]*upload
 	requests map[string]context.CancelFunc
-	window   int64
-	done     chan struct{}
-	once     sync.Once
+	conns    map[string]*wire.ConnEnd
+	// closedEarly: conn/close came while its conn/open was dialling.
+	closedEarly map[string]bool
+	stream      *wire.Stream
+	window      int64
+	// connWindow is each direction's window of a connection stream.
+	connWindow int64
+	done       chan struct{}
+	once       sync.Once
 }
 
 // New prepares a server; Serve starts it.
 func New(prov provider.Provider, log *zap.Logger) *Server {
 	return &Server{prov: prov, log: log, execs: map[string]*execution{}, reads: map[string]*window{}, uploads: map[string]*upload{},
-		requests: map[string]context.CancelFunc{}, window: 1 << 20, done: make(chan struct{})}
+		requests: map[string]context.CancelFunc{}, conns: map[string]*wire.ConnEnd{}, closedEarly: map[string]bool{}, window: 1 << 20,
+		connWindow: wire.DefaultConnWindow, done: make(chan struct{})}
 }
 
 // Progress forwards a provider's notification (image pull progress) to the
@@ -69,7 +77,11 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		closer = c
 	}
 	stream := wire.NewStream(r, w, closer, maxFrame)
-	conn := jsonrpc2.NewConn(ctx, stream, jsonrpc2.AsyncHandler(jsonrpc2.HandlerWithError(s.handle)))
+	stream.OnData = s.connData
+	s.mu.Lock()
+	s.stream = stream
+	s.mu.Unlock()
+	conn := jsonrpc2.NewConn(ctx, stream, orderedHandler{s: s, h: jsonrpc2.HandlerWithError(s.handle)})
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
@@ -87,23 +99,44 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return nil
 }
 
+// orderedHandler serves each request on its own goroutine (any may block)
+// and each notification on the read loop, in the order it came: a
+// connection's conn/data must reach it in order. No notification blocks.
+type orderedHandler struct {
+	s *Server
+	h jsonrpc2.Handler
+}
+
+func (o orderedHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif {
+		o.s.notification(req)
+		return
+	}
+	go o.h.Handle(ctx, conn, req)
+}
+
 func (s *Server) killAll() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var conns []*wire.ConnEnd
 	for _, e := range s.execs {
 		e.cancel()
 	}
 	for _, cancel := range s.requests {
 		cancel()
 	}
+	for _, end := range s.conns {
+		if end != nil {
+			conns = append(conns, end)
+		}
+	}
+	s.mu.Unlock()
+	for _, end := range conns {
+		end.Reset(protocol.Errorf(protocol.KindCancelled, "the session ended"))
+	}
 }
 
 // handle serves one message; errors become wire errors with their kind.
 func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-	if req.Notif {
-		s.notification(req)
-		return nil, nil
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	key := req.ID.String()
 	s.mu.Lock()
@@ -117,7 +150,11 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}()
 	res, err := s.serve(ctx, conn, req)
 	if err != nil {
-		data, _ := json.Marshal(wire.DataOf(err))
+		d := wire.DataOf(err)
+		if errors.As(err, new(errUseRelay)) {
+			d = wire.ErrorData{Kind: protocol.KindInvalidRequest, UseRelay: true}
+		}
+		data, _ := json.Marshal(d)
 		raw := json.RawMessage(data)
 		return nil, &jsonrpc2.Error{Code: protocol.CodeOf(err), Message: err.Error(), Data: &raw}
 	}
@@ -144,11 +181,14 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		if p.ProtocolVersion != wire.Version {
 			return nil, protocol.Errorf(protocol.KindInvalidRequest, "protocol_version %d is not %d", p.ProtocolVersion, wire.Version)
 		}
+		s.mu.Lock()
 		if p.ExecWindowBytes > 0 {
-			s.mu.Lock()
 			s.window = p.ExecWindowBytes
-			s.mu.Unlock()
 		}
+		if p.ConnWindowBytes > 0 {
+			s.connWindow = p.ConnWindowBytes
+		}
+		s.mu.Unlock()
 		return Describe(s.prov), nil
 	case wire.MethodAuthApply:
 		p, err := decode[wire.AuthApplyParams](req)
@@ -219,7 +259,7 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		if err != nil {
 			return nil, err
 		}
-		return wire.Empty{}, s.writeStdin(p)
+		return wire.Empty{}, s.writeStdin(ctx, p)
 	case wire.MethodExecKill:
 		p, err := decode[wire.ExecIDParams](req)
 		if err != nil {
@@ -236,6 +276,14 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 		return s.files(ctx, conn, req)
 	case wire.MethodExecStartDetached, wire.MethodExecAttach, wire.MethodExecRelease, wire.MethodExecList, wire.MethodExecKillDetached:
 		return s.detached(ctx, conn, req)
+	case wire.MethodNetCommands:
+		return s.netCommands()
+	case wire.MethodConnOpen:
+		p, err := decode[wire.ConnOpenParams](req)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Empty{}, s.openConn(ctx, conn, p)
 	case wire.MethodShutdown:
 		s.once.Do(func() { close(s.done) })
 		return wire.Empty{}, nil
@@ -245,6 +293,8 @@ func (s *Server) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 
 func (s *Server) notification(req *jsonrpc2.Request) {
 	switch req.Method {
+	case wire.NotifyConnData, wire.NotifyConnCredit, wire.NotifyConnClose:
+		s.connNotification(req)
 	case wire.NotifyExecCredit:
 		if p, err := decode[wire.ExecCredit](req); err == nil {
 			if e := s.exec(p.ExecID); e != nil {
@@ -281,10 +331,10 @@ func (s *Server) exec(id string) *execution {
 	return s.execs[id]
 }
 
-func (s *Server) writeStdin(p *wire.ExecStdinParams) error {
-	e := s.exec(p.ExecID)
-	if e == nil {
-		return protocol.Errorf(protocol.KindNotFound, "exec %q not found", p.ExecID)
+func (s *Server) writeStdin(ctx context.Context, p *wire.ExecStdinParams) error {
+	e, err := s.startedExec(ctx, p.ExecID)
+	if err != nil {
+		return err
 	}
 	in := e.proc.Stdin()
 	if in == nil {
@@ -323,6 +373,12 @@ func Describe(prov provider.Provider) wire.InitializeResult {
 	if _, ok := prov.(provider.VolumeAdmin); !ok {
 		out.Capabilities.VolumeAdmin = false
 	}
+	if r, ok := prov.(provider.Relayer); !ok {
+		out.Capabilities.PortForward, out.Capabilities.Egress = false, false
+	} else if _, err := NetCommands(r); err != nil {
+		out.Capabilities.PortForward, out.Capabilities.Egress = false, false
+	}
+	out.Connections = (out.Capabilities.PortForward || out.Capabilities.Egress) && connections(prov)
 	for _, t := range sec.Tokens {
 		out.Secrets.TokenPatterns = append(out.Secrets.TokenPatterns, wire.TokenPattern{
 			Name: t.Name, Regexp: t.Regexp.String(), Prefixes: t.Prefixes, MaxLen: t.MaxLen})

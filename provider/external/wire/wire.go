@@ -62,6 +62,9 @@ type InitializeParams struct {
 	MaxFrameBytes   int     `json:"max_frame_bytes"`
 	ExecWindowBytes int64   `json:"exec_window_bytes"`
 	CallTimeoutS    float64 `json:"call_timeout_s"`
+	// ConnWindowBytes is each direction's window of a connection stream
+	// (§4.3), for a provider that announces Connections.
+	ConnWindowBytes int64 `json:"conn_window_bytes,omitempty"`
 }
 
 // InitializeResult is the provider's description of itself.
@@ -76,6 +79,10 @@ type InitializeResult struct {
 	// DetachedBufferBytes is how much output a detached exec keeps
 	// (capabilities.detach).
 	DetachedBufferBytes int64 `json:"detached_buffer_bytes,omitempty"`
+	// Connections: the provider serves conn/open (§4.3), so forwarded and
+	// egress connections need no relay exec each. Absent in older
+	// providers, which keep the relay.
+	Connections bool `json:"connections,omitempty"`
 }
 
 // Secrets is a provider's secret policy as data.
@@ -314,6 +321,10 @@ type ErrorData struct {
 	Kind   protocol.Kind   `json:"kind"`
 	Reason protocol.Reason `json:"reason,omitempty"`
 	Field  string          `json:"field,omitempty"`
+	// UseRelay, on a conn/open's error: this connection cannot be opened
+	// as a stream here (no way into this sandbox but an exec); the
+	// resident runs net/commands' relay or attach instead.
+	UseRelay bool `json:"use_relay,omitempty"`
 }
 
 // DataOf is the wire's error.data for err.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/resident-dev/resident/internal/keeper/keeperbin"
@@ -56,4 +57,23 @@ func (c Cluster) ImportKeeper(ctx context.Context, name string) error {
 		return ctx.Err()
 	}
 	return Import(c.Containerd, archive)
+}
+
+// InstallKeeperOnNode puts the keeper where --provider-opt
+// keeper_host_dir=dir has a node look for it (dir/<digest prefix>/keeper,
+// see kubernetes.KeeperHostPath): the test node is this machine.
+func (c Cluster) InstallKeeperOnNode(dir string) error {
+	bin, err := keeperbin.For("amd64")
+	if err != nil {
+		return err
+	}
+	sub := filepath.Join(dir, bin.Digest[:16])
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(sub, ".keeper.tmp")
+	if err := os.WriteFile(tmp, bin.Data, 0o555); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(sub, "keeper"))
 }

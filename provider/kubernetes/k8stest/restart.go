@@ -39,7 +39,10 @@ func RestartDaemon(name string) error {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return err
 	}
-	for i := 0; syscall.Kill(pid, 0) == nil; i++ {
+	// A daemon an earlier RestartDaemon of this process started is its
+	// child: it stays a zombie (which kill 0 still finds) until reaped
+	// here. Anyone else's child is reaped by its parent.
+	for i := 0; !reaped(pid) && syscall.Kill(pid, 0) == nil; i++ {
 		if i > 400 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -82,4 +85,10 @@ func AwaitAPIServer(timeout time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("API server not ready after %s", timeout)
+}
+
+// reaped reaps pid if it is this process's child and has ended.
+func reaped(pid int) bool {
+	got, err := syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
+	return err == nil && got == pid
 }

@@ -17,7 +17,8 @@ func (s *server) attach(l link, req keeperproto.Attach) stream {
 	st := newExecStream(l, req.Window)
 	go func() {
 		start, end, _, dropped := ex.ring.state()
-		info := keeperproto.Attached{ExecID: ex.id, Offset: max(req.Offset, start), End: end, Buffer: ex.ring.size, Dropped: dropped}
+		info := keeperproto.Attached{ExecID: ex.id, Offset: max(req.Offset, start), End: end, Buffer: ex.ring.size, Dropped: dropped,
+			Stdin: ex.stdin != nil}
 		if info.Offset > end {
 			info.Offset = end
 		}

@@ -55,6 +55,7 @@ func fileFailed(what string, err error) int {
 func writeHelper(args []string) int {
 	flags := flag.NewFlagSet(cmdWrite, flag.ContinueOnError)
 	modeFlag := flags.String("mode", "", "permission bits in octal")
+	stagedFlag := flags.Bool("staged", false, "the bytes come by other means into a staging directory (stage.go)")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || !path.IsAbs(flags.Arg(0)) {
 		return replyFile(fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "write_file: the path must be absolute"}})
 	}
@@ -91,11 +92,10 @@ func writeHelper(args []string) int {
 	if err := os.MkdirAll(path.Dir(target), 0o755); err != nil {
 		return fileFailed(path.Dir(target), err)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	// The name every provider gives an upload in flight (the conformance
-	// suite looks for leftovers by it).
-	tmp := path.Join(path.Dir(target), ".resident-upload-"+hex.EncodeToString(rnd[:]))
+	tmp := uploadName(target)
+	if *stagedFlag {
+		return stagedWrite(target, tmp, mode)
+	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fileFailed(target, err)
@@ -120,6 +120,14 @@ func writeHelper(args []string) int {
 	return replyFile(fileReply{Result: &keeperproto.Result{Size: size}})
 }
 
+// uploadName is the name every provider gives an upload in flight, beside
+// its target (the conformance suite looks for leftovers by it).
+func uploadName(target string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	return path.Join(path.Dir(target), ".resident-upload-"+hex.EncodeToString(rnd[:]))
+}
+
 // committed reads the keeper's verdict on fd 3: "c" once every byte came.
 func committed() bool {
 	f := os.NewFile(3, "commit")
@@ -133,6 +141,7 @@ func committed() bool {
 // or device is refused, never opened blocking.
 func readHelper(args []string) int {
 	flags := flag.NewFlagSet(cmdRead, flag.ContinueOnError)
+	statOnly := flags.Bool("stat", false, "answer with the size and the file's identity (FileInfo), send no bytes")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 || !path.IsAbs(flags.Arg(0)) {
 		return replyFile(fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "read_file: the path must be absolute"}})
 	}
@@ -152,7 +161,13 @@ func readHelper(args []string) int {
 	if !info.Mode().IsRegular() {
 		return replyFile(fileReply{Failure: &keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: p + ": not a regular file"}})
 	}
-	if code := replyFile(fileReply{Result: &keeperproto.Result{Size: info.Size()}}); code != 0 {
+	// What was opened goes with every read's answer: a holder may take
+	// the bytes by other means instead (stage.go).
+	res := keeperproto.Result{Size: info.Size(), File: fileInfo(f, info)}
+	if *statOnly {
+		return replyFile(fileReply{Result: &res})
+	}
+	if code := replyFile(fileReply{Result: &res}); code != 0 {
 		return code
 	}
 	if _, err := io.Copy(os.Stdout, f); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -94,11 +95,12 @@ func (s *server) probe(req keeperproto.Exec, sys *syscall.SysProcAttr) (string, 
 // knows better than the errno (ENOENT is a missing program and a missing
 // cwd alike).
 func (s *server) explain(req keeperproto.Exec, sys *syscall.SysProcAttr, forkErr error) *keeperproto.Failure {
+	// Before the probe: the probe is a fork too, and would fail the same.
+	if errors.Is(forkErr, syscall.EAGAIN) {
+		return &keeperproto.Failure{Kind: keeperproto.KindTransient, Msg: fmt.Sprintf("exec %q: the sandbox is at its pids limit (%v)", req.Argv[0], forkErr)}
+	}
 	if _, fail := s.probe(req, sys); fail != nil {
 		return fail
-	}
-	if forkErr == syscall.EAGAIN {
-		return &keeperproto.Failure{Kind: keeperproto.KindTransient, Msg: fmt.Sprintf("exec %q: the sandbox is at its pids limit (%v)", req.Argv[0], forkErr)}
 	}
 	fail := failureOf(fmt.Sprintf("exec %q", req.Argv[0]), forkErr)
 	fail.Field = "argv"

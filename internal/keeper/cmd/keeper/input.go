@@ -92,7 +92,7 @@ func (q *inputQueue) feed(w *os.File, closeOnEOF bool) {
 		q.queue = q.queue[1:]
 		q.mu.Unlock()
 		if !broken {
-			_, err := w.Write(c.data)
+			_, err := gatedWrite(w, c.data)
 			broken = err != nil
 		}
 		_ = c.l.send(keeperproto.ChanCredit, creditPayload(len(c.data)))

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -98,8 +99,8 @@ func (p *egressProxy) serveAttaches(l net.Listener) {
 			return
 		}
 		go func() {
-			id, err := bufio.NewReader(io.LimitReader(c, 64)).ReadString('\n')
-			h := p.take(trimNewline(id))
+			id, err := readIDLine(c)
+			h := p.take(id)
 			if err != nil || h == nil {
 				_ = c.Close()
 				return
@@ -177,11 +178,23 @@ func newConnID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func trimNewline(s string) string {
-	if n := len(s); n > 0 && s[n-1] == '\n' {
-		return s[:n-1]
+// readIDLine reads an attach's first line, the held connection's id, a
+// byte at a time: what follows it is the upstream's first bytes, which
+// the attach may send in the same segment, and a buffered reader would
+// swallow them.
+func readIDLine(r io.Reader) (string, error) {
+	var line []byte
+	var b [1]byte
+	for len(line) < 64 {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", err
+		}
+		if b[0] == '\n' {
+			return string(line), nil
+		}
+		line = append(line, b[0])
 	}
-	return s
+	return "", errors.New("attach: the id line is too long")
 }
 
 // bufferedConn reads what the request's reader already buffered first. It

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +37,9 @@ func serve(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: keeper serve -stdio | -listen-fd N [-lifetime SECONDS]")
 		return 2
 	}
+	// One P, and every thread made below, before the channel serves:
+	// see gate.go.
+	runtime.GOMAXPROCS(1)
 	// Catch and drop what docker-init or the engine forwards (the engine
 	// stops the sandbox with SIGKILL); SIGCHLD has the reaper's handler.
 	// Caught, not ignored: an ignored signal stays ignored across execve,
@@ -68,7 +73,10 @@ func serve(args []string) int {
 		fmt.Fprintln(os.Stderr, "keeper serve: own binary:", err)
 		return 1
 	}
-	s := newServer(id, protected, self)
+	s := newServer(id, protected, self) // its reaper's Notify: before the count
+	s.env = welcomeEnv(os.Environ())
+	s.cwd, _ = os.Getwd()
+	reserveThreads(serveThreads)
 	if *lifetime > 0 {
 		time.AfterFunc(time.Duration(*lifetime)*time.Second, func() { os.Exit(0) })
 	}
@@ -103,20 +111,53 @@ func serve(args []string) int {
 
 // peer is one transport's writing side. Every frame goes out in one Write,
 // under the lock, so frames never interleave on our side.
+//
+// A holder whose Hello carried a seal key gets every frame of its
+// generation sealed (keeperproto.Sealer; setSeal at the takeover). Once a
+// peer has sealed, a frame of any generation but the current one is
+// dropped, never written in plaintext: it was for a holder that is gone
+// (taken over, or silent past its lease), whose key may be forgotten.
+// Fenced and a refused Hello's Failure (stream 0) stay plaintext: they say
+// nothing of the sandbox, and a fenced holder must still read them.
 type peer struct {
 	w      io.Writer
 	closer io.Closer
 	mu     sync.Mutex
 	buf    []byte
+
+	gen        uint64              // the generation setSeal last named
+	sealer     *keeperproto.Sealer // its key's, nil for a holder that did not ask
+	everSealed bool                // some holder of this peer sealed
 }
 
 func newPeer(w io.Writer, c io.Closer) *peer { return &peer{w: w, closer: c} }
+
+// setSeal makes gen the peer's current generation, sealed with sealer
+// (nil: plaintext, as a holder that sent no key asked).
+func (p *peer) setSeal(gen uint64, sealer *keeperproto.Sealer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gen, p.sealer = gen, sealer
+	if sealer != nil {
+		p.everSealed = true
+	}
+}
 
 func (p *peer) send(f keeperproto.Frame) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
-	p.buf, err = keeperproto.AppendFrame(p.buf[:0], f)
+	plain := f.Stream == 0 && (f.Type == keeperproto.ChanFenced || f.Type == keeperproto.ChanFailure)
+	switch {
+	case plain:
+		p.buf, err = keeperproto.AppendFrame(p.buf[:0], f)
+	case f.Gen == p.gen && p.sealer != nil:
+		p.buf, err = p.sealer.AppendFrame(p.buf[:0], f)
+	case p.everSealed && f.Gen != p.gen:
+		return nil // for a holder that is gone; see peer
+	default:
+		p.buf, err = keeperproto.AppendFrame(p.buf[:0], f)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,4 +173,13 @@ func (p *peer) close() {
 	if p.closer != nil {
 		_ = p.closer.Close()
 	}
+}
+
+// welcomeEnv is env as Welcome tells it: all of it, or nothing when it
+// would not fit (see keeperproto.Welcome.Env).
+func welcomeEnv(env []string) []string {
+	if b, err := json.Marshal(env); err != nil || len(b) > keeperproto.MaxWelcomeEnv {
+		return nil
+	}
+	return env
 }

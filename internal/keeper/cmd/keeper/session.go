@@ -19,7 +19,9 @@ import (
 type server struct {
 	id        identity // who the keeper was started as: an exec's default user
 	protected bool
-	self      string // the keeper's own binary, for the helpers
+	self      string   // the keeper's own binary, for the helpers
+	env       []string // the keeper's environment at start, told in Welcome
+	cwd       string   // its working directory at start, told in Welcome
 	reaper    *reaper
 	// lastSeen is when the holder last sent a frame (unix ns), for its lease.
 	lastSeen atomic.Int64
@@ -34,6 +36,10 @@ type server struct {
 	reserved map[string]bool
 	// ended are the ids of ended detached execs still kept, oldest first.
 	ended []string
+	// issued are the marks this keeper gave its execs: what an exclusive
+	// sweep may kill when the keeper is not pid 1 of a namespace of its
+	// own (sweepable); nil as a sandbox's init, which needs no record.
+	issued map[uint32]bool
 }
 
 // stream is one request's state on the holder's channel: it takes the
@@ -45,7 +51,11 @@ type stream interface {
 }
 
 func newServer(id identity, protected bool, self string) *server {
-	return &server{id: id, protected: protected, self: self, reaper: newReaper(), streams: map[uint32]stream{}, execs: map[string]*execState{}, reserved: map[string]bool{}}
+	s := &server{id: id, protected: protected, self: self, reaper: newReaper(), streams: map[uint32]stream{}, execs: map[string]*execState{}, reserved: map[string]bool{}}
+	if os.Getpid() != 1 {
+		s.issued = map[uint32]bool{}
+	}
+	return s
 }
 
 // readFrom serves frames read from r, which came on p's transport, until r
@@ -96,7 +106,7 @@ func (s *server) handle(p *peer, f keeperproto.Frame) {
 	l := link{s: s, p: p, gen: f.Gen, id: f.Stream}
 	switch f.Type {
 	case keeperproto.ChanExec, keeperproto.ChanAttach, keeperproto.ChanListExecs, keeperproto.ChanKillExec,
-		keeperproto.ChanWriteFile, keeperproto.ChanReadFile, keeperproto.ChanListDir:
+		keeperproto.ChanWriteFile, keeperproto.ChanReadFile, keeperproto.ChanListDir, keeperproto.ChanDial, keeperproto.ChanShutdown:
 		if open || f.Stream == 0 {
 			s.mu.Unlock()
 			l.fail(keeperproto.KindInvalidRequest, "", fmt.Sprintf("stream %d is in use", f.Stream))
@@ -168,6 +178,15 @@ func (s *server) open(l link, f keeperproto.Frame) stream {
 			return nil
 		}
 		go s.listDir(l, req)
+		return nil
+	case keeperproto.ChanDial:
+		var req keeperproto.Dial
+		if !l.decode(f.Payload, &req) {
+			return nil
+		}
+		return s.dial(l, req)
+	case keeperproto.ChanShutdown:
+		go s.shutdown(l)
 		return nil
 	}
 	return nil

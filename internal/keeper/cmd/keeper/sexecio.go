@@ -104,7 +104,7 @@ func (ex *execState) pump(o outPipe, sink outSink) {
 		if draining {
 			got, err = readNow(o.f, buf[:n])
 		} else {
-			got, err = o.f.Read(buf[:n])
+			got, err = gatedRead(o.f, buf[:n])
 		}
 		if got > 0 && !gone {
 			sink.put(o.typ, buf[:got])
@@ -132,7 +132,9 @@ func readNow(f *os.File, buf []byte) (int, error) {
 	var n int
 	var rerr error
 	if err := rc.Read(func(fd uintptr) bool {
+		gateEnter()
 		n, rerr = syscall.Read(int(fd), buf)
+		gateLeave()
 		return true
 	}); err != nil {
 		return 0, err

@@ -79,6 +79,9 @@ const writeAbandonGrace = 10 * time.Second
 // file, its EOF the commit.
 func (s *server) writeFile(l link, req keeperproto.WriteFile) stream {
 	args := []string{cmdWrite}
+	if req.Staged {
+		args = append(args, "-staged")
+	}
 	if req.Mode != nil {
 		args = append(args, "-mode", strconv.FormatUint(uint64(*req.Mode), 8))
 	}
@@ -106,7 +109,14 @@ func (s *server) writeFile(l link, req keeperproto.WriteFile) stream {
 		commitW.Close()
 	})
 	go func() {
-		reply := helperReply(bufio.NewReader(outR))
+		br := bufio.NewReader(gatedReader{outR})
+		reply := helperReply(br)
+		if req.Staged && reply.Result != nil {
+			// The staging directory, at once: the holder fills it, then
+			// commits (the input) or releases.
+			sendReply(l, reply)
+			reply = helperReply(br)
+		}
 		outR.Close()
 		<-exited
 		st.in.stop()
@@ -125,7 +135,11 @@ func (s *server) readFile(l link, req keeperproto.ReadFile) stream {
 		return nil
 	}
 	null, _ := os.Open(os.DevNull)
-	pid, exited, fail := s.helper(req.User, nil, []string{cmdRead, "--", req.Path}, []*os.File{null, outW, os.Stderr})
+	args := []string{cmdRead, "--", req.Path}
+	if req.StatOnly {
+		args = []string{cmdRead, "-stat", "--", req.Path} // Result, then End: no bytes
+	}
+	pid, exited, fail := s.helper(req.User, nil, args, []*os.File{null, outW, os.Stderr})
 	closeAll(null, outW)
 	if fail != nil {
 		outR.Close()
@@ -139,7 +153,7 @@ func (s *server) readFile(l link, req keeperproto.ReadFile) stream {
 	st := &fileStream{l: l, pid: pid, out: newCredit(window)}
 	go func() {
 		defer s.closeStream(l, st)
-		br := bufio.NewReaderSize(outR, keeperproto.MaxPayload)
+		br := bufio.NewReaderSize(gatedReader{outR}, keeperproto.MaxPayload)
 		reply := helperReply(br)
 		if reply.Failure != nil {
 			outR.Close()
@@ -179,10 +193,23 @@ func (s *server) readFile(l link, req keeperproto.ReadFile) stream {
 
 // listDir runs the list helper as the user.
 func (s *server) listDir(l link, req keeperproto.ListDir) {
+	spawnMu.Lock() // a start, one at a time (gate.go)
+	outR, exited, fail := s.startList(req)
+	spawnMu.Unlock()
+	if fail != nil {
+		_ = l.sendJSON(keeperproto.ChanFailure, fail)
+		return
+	}
+	reply := helperReply(bufio.NewReader(gatedReader{outR}))
+	outR.Close()
+	<-exited
+	sendReply(l, reply)
+}
+
+func (s *server) startList(req keeperproto.ListDir) (*os.File, <-chan syscall.WaitStatus, *keeperproto.Failure) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		l.fail(keeperproto.KindInternal, "", "list_dir: "+err.Error())
-		return
+		return nil, nil, &keeperproto.Failure{Kind: keeperproto.KindInternal, Msg: "list_dir: " + err.Error()}
 	}
 	null, _ := os.Open(os.DevNull)
 	limit := req.Limit
@@ -193,13 +220,9 @@ func (s *server) listDir(l link, req keeperproto.ListDir) {
 	closeAll(null, outW)
 	if fail != nil {
 		outR.Close()
-		_ = l.sendJSON(keeperproto.ChanFailure, fail)
-		return
+		return nil, nil, fail
 	}
-	reply := helperReply(bufio.NewReader(outR))
-	outR.Close()
-	<-exited
-	sendReply(l, reply)
+	return outR, exited, nil
 }
 
 func sendReply(l link, r fileReply) {

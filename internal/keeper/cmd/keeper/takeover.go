@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,12 +19,20 @@ func (s *server) takeover(p *peer, f keeperproto.Frame) {
 		_ = p.send(jsonFrame(keeperproto.ChanFailure, 0, f.Gen, keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: fmt.Sprintf("hello: version %d, this keeper speaks %d", hello.Version, keeperproto.ChanVersion)}))
 		return
 	}
+	sealer, err := helloSealer(hello)
+	if err != nil {
+		_ = p.send(jsonFrame(keeperproto.ChanFailure, 0, f.Gen, keeperproto.Failure{Kind: keeperproto.KindInvalidRequest, Msg: "hello: " + err.Error()}))
+		return
+	}
 	s.mu.Lock()
 	s.gen++
 	gen := s.gen
 	old, ended := s.holder, s.streams
 	s.holder, s.streams = p, map[uint32]stream{}
 	s.lastSeen.Store(time.Now().UnixNano())
+	// Before any frame of gen can be sent: the Welcome below, and the
+	// streams the holder opens once this returns.
+	p.setSeal(gen, sealer)
 	s.mu.Unlock()
 	if hello.LeaseMS > 0 {
 		go s.watchLease(p, gen, time.Duration(hello.LeaseMS)*time.Millisecond)
@@ -42,10 +51,25 @@ func (s *server) takeover(p *peer, f keeperproto.Frame) {
 		Nonce:      hello.Nonce,
 		Generation: gen,
 		Features: []string{keeperproto.FeatureExec, keeperproto.FeatureDetach, keeperproto.FeatureTTY,
-			keeperproto.FeatureUser, keeperproto.FeatureFiles, keeperproto.FeatureOOMCount},
+			keeperproto.FeatureUser, keeperproto.FeatureFiles, keeperproto.FeatureOOMCount,
+			keeperproto.FeatureAttachStdin, keeperproto.FeatureFileStage, keeperproto.FeatureNet, keeperproto.FeatureSeal, keeperproto.FeatureShutdown},
 		Window:    inputWindow,
 		Protected: s.protected,
+		Env:       s.env,
+		Cwd:       s.cwd,
 	}))
+}
+
+// helloSealer is the sealer of a Hello's key; nil when it sent none.
+func helloSealer(hello keeperproto.Hello) (*keeperproto.Sealer, error) {
+	if hello.SealKey == "" {
+		return nil, nil
+	}
+	key, err := base64.StdEncoding.DecodeString(hello.SealKey)
+	if err != nil {
+		return nil, fmt.Errorf("seal_key: %w", err)
+	}
+	return keeperproto.NewSealer(key)
 }
 
 // watchLease ends a holder that went silent for its whole lease: on an

@@ -16,8 +16,15 @@ import (
 )
 
 func main() {
+	// A directory of this run's own: two checkouts regenerating at once
+	// must not embed each other's build.
+	dir, err := os.MkdirTemp("", "resident-keeper-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
 	for _, arch := range []string{"amd64", "arm64"} {
-		tmp := filepath.Join(os.TempDir(), "resident-keeper-"+arch)
+		tmp := filepath.Join(dir, "keeper-"+arch)
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", tmp, "../cmd/keeper")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

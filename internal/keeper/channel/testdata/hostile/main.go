@@ -8,8 +8,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 func report(name string, err error) {
@@ -29,6 +31,12 @@ func open(path string, flag int) error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "forkloop" {
+		forkLoop()
+	}
+	if len(os.Args) > 1 && os.Args[1] == "hog" {
+		hog()
+	}
 	keeper := 1
 	if len(os.Args) > 1 {
 		keeper, _ = strconv.Atoi(os.Args[1])
@@ -58,4 +66,43 @@ func ptraceSeize(pid int) error {
 		return e
 	}
 	return nil
+}
+
+// forkLoop is a fork bomb that stops at the sandbox's pids limit and holds
+// it: it starts sleeps until a fork fails with EAGAIN, says "full" once,
+// and then keeps taking every pid that comes free. One P and its threads
+// made first, so the bomb itself survives the limit it creates.
+func forkLoop() {
+	runtime.GOMAXPROCS(1)
+	full := false
+	for {
+		p, err := os.StartProcess("/bin/sleep", []string{"sleep", "100000"}, &os.ProcAttr{})
+		if err == nil {
+			_ = p.Release()
+			continue
+		}
+		if !full {
+			full = true
+			fmt.Println("full")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// hog touches 768 MiB and waits: a process that takes the kernel a while
+// to tear down once killed (its exit unmaps all of it).
+func hog() {
+	const size = 768 << 20
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		fmt.Println("mmap:", err)
+		os.Exit(1)
+	}
+	for i := 0; i < size; i += 4096 {
+		mem[i] = 1
+	}
+	fmt.Println("ready")
+	for {
+		time.Sleep(time.Hour)
+	}
 }

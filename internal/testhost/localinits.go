@@ -1,4 +1,4 @@
-package client_test
+package testhost
 
 import (
 	"encoding/json"
@@ -8,13 +8,13 @@ import (
 	"syscall"
 )
 
-// endLocalInits kills the inits (keepers) of the local sandboxes under a
-// state directory a test is about to lose: under bubblewrap a sandbox
-// outlives its resident, and a test that never terminated it would leave
-// it running with its directory gone. Only a process that still has that
-// sandbox's root as its own is killed (init.json's pid may be reused).
-// (tests/localinits.go has the same for the end-to-end tests.)
-func endLocalInits(state string) {
+// EndLocalInits kills the inits (keepers) of the local sandboxes under a
+// state directory a test is about to lose: under bubblewrap each sandbox
+// is a process tree that outlives its resident, as a container outlives
+// its docker client, and a test that never terminated its sandbox would
+// leave it running with its directory gone. Only a process that still has
+// that sandbox's root as its own is killed (init.json's pid may be reused).
+func EndLocalInits(state string) {
 	dirs, _ := filepath.Glob(filepath.Join(state, "local", "sandboxes", "*"))
 	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(dir, "init.json"))
