@@ -136,6 +136,28 @@ func oomKills() int64 {
 	return -1
 }
 
+// oomKillsAfter reads the OOM count once an exec died by SIGKILL. The
+// kernel counts a kill before it sends the signal, so one good read is
+// enough; but the sandbox's memory cgroup can still be at its limit then
+// (the victim's pages go as it exits), and opening the cgroup's file
+// charges that cgroup: a read that fails is tried again for a while
+// before the kill is left unexplained.
+func oomKillsAfter(before int64) int64 {
+	if before < 0 {
+		return -1 // never readable here
+	}
+	n := int64(-1)
+	for try := 0; try < 50 && n < 0; try++ {
+		if try > 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		gateEnter() // a file read (gate.go)
+		n = oomKills()
+		gateLeave()
+	}
+	return n
+}
+
 func readCounter(path, key string) (int64, bool) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -27,6 +27,16 @@ type execState struct {
 	killed    atomic.Bool
 	timedOut  atomic.Bool
 	killOnce  sync.Once
+	// kills is the tree kills of this exec under way; once its main
+	// process exited, await waits for them to finish before the exec
+	// ends, so a host that sees the Exit never sees one of its processes
+	// alive. over is set then: no kill starts after that.
+	killsMu sync.Mutex
+	kills   int
+	killsUp *sync.Cond // killsCond
+	over    bool
+	// killsAwaited: the exec's end waited for a kill (tests look).
+	killsAwaited bool
 
 	stdin *inputQueue // nil without stdin
 	tty   *os.File    // the pty master, nil without a terminal
@@ -53,7 +63,9 @@ func (s *server) startExec(l link, req keeperproto.Exec) stream {
 	}
 	st := newExecStream(l, req.Window)
 	go func() {
+		spawnMu.Lock() // see gate.go
 		ex, fail := s.spawn(req)
+		spawnMu.Unlock()
 		if req.ID != "" {
 			s.mu.Lock()
 			delete(s.reserved, req.ID)
@@ -96,6 +108,11 @@ func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) 
 	}
 	if s.protected {
 		ex.mark, _ = keeperproto.Mark(token) // never from a caller's id: marks must spread
+		if s.issued != nil {
+			s.mu.Lock()
+			s.issued[ex.mark] = true
+			s.mu.Unlock()
+		}
 	}
 	if req.Detach {
 		size := req.Buffer
@@ -117,6 +134,7 @@ func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) 
 	}
 	files, parentEnds, fail := ex.plumb(req, sys)
 	if fail != nil {
+		ex.stopInput()
 		return nil, fail
 	}
 	if req.Exclusive {
@@ -139,6 +157,7 @@ func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) 
 		for _, f := range parentEnds {
 			f.Close()
 		}
+		ex.stopInput()
 		return nil, s.explain(req, sys, err)
 	}
 	ex.pid = pid
@@ -159,6 +178,15 @@ func (s *server) spawn(req keeperproto.Exec) (*execState, *keeperproto.Failure) 
 	return ex, nil
 }
 
+// stopInput ends the stdin feed of an exec that did not start: its
+// goroutine would otherwise wait for input forever (one per refused exec,
+// as many as a fork bomb makes the host retry).
+func (ex *execState) stopInput() {
+	if ex.stdin != nil {
+		ex.stdin.stop()
+	}
+}
+
 // await records how the command ended once its main process exits.
 func (ex *execState) await(exited <-chan syscall.WaitStatus) {
 	ws := <-exited
@@ -167,7 +195,8 @@ func (ex *execState) await(exited <-chan syscall.WaitStatus) {
 		e.Code = 128 + int(ws.Signal())
 		e.Signal = signalName(ws.Signal())
 		if ws.Signal() == syscall.SIGKILL {
-			if n := oomKills(); n >= 0 && n > ex.oomBefore && !ex.killed.Load() {
+			n := oomKillsAfter(ex.oomBefore)
+			if n >= 0 && n > ex.oomBefore && !ex.killed.Load() {
 				e.OOMKilled = true
 			}
 		}
@@ -184,6 +213,7 @@ func (ex *execState) await(exited <-chan syscall.WaitStatus) {
 		_ = o.f.SetReadDeadline(time.Now())
 	}
 	ex.pumps.Wait()
+	ex.killsOver()
 	if ex.stdin != nil {
 		ex.stdin.stop()
 	}
