@@ -3,4 +3,4 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "d028bdd9ba449096cb761af179aa9786f653dbcc2d87b6788debb57aacdbdd83"
+const BuiltFrom = "89bc702704295f24405be8794585bc50675364e3e8cc367e6cc2ad3f9daa2626"
