@@ -96,6 +96,31 @@ func interleavedN(n int, fns ...func() error) ([]samples, error) {
 	return out, nil
 }
 
+// interleavedBlocks is interleavedN in blocks: each function runs block
+// times in a row, then the next, round after round. For operations whose
+// cost outlives their answer (a raw docker exec leaves containerd and runc
+// busy for milliseconds after it answers), alternating one by one measures
+// each inside the other's tail; blocks still share the noise of seconds.
+func interleavedBlocks(n, block int, fns ...func() error) ([]samples, error) {
+	out := make([]samples, len(fns))
+	total := n + max(1, n/10)
+	for done := 0; done < total; done += block {
+		for i, fn := range fns {
+			for range min(block, total-done) {
+				start := time.Now()
+				if err := fn(); err != nil {
+					return nil, err
+				}
+				out[i] = append(out[i], time.Since(start))
+			}
+		}
+	}
+	for i := range out {
+		out[i] = dropWarmup(out[i])
+	}
+	return out, nil
+}
+
 // row is one line of the table.
 type row struct {
 	figure  string

@@ -38,7 +38,7 @@ func benchForward(b *testing.B, mode string) {
 	s := newSession(b, newBenchProvider(b, mode))
 	id := s.create(b, protocol.Spec{Network: "bridge"})
 	const size = 64 << 20
-	setup := fmt.Sprintf("echo ok > small && dd if=/dev/urandom of=big bs=1M count=%d 2>/dev/null", size>>20)
+	setup := fmt.Sprintf("echo ok > ready && echo ok > small && dd if=/dev/urandom of=big bs=1M count=%d 2>/dev/null", size>>20)
 	fwd := s.startWebServerAt(b, id, setup, "0.0.0.0:8099", 8099)
 	ours := "http://" + fwd.Address
 	direct := "http://" + net.JoinHostPort(podIPOf(b, id), "8099")
