@@ -80,20 +80,7 @@ func interleaved(n int, a, b func() error) (samples, samples, error) {
 // interleavedN is interleaved for any number of functions: round after
 // round, each runs once in turn.
 func interleavedN(n int, fns ...func() error) ([]samples, error) {
-	out := make([]samples, len(fns))
-	for range n + max(1, n/10) {
-		for i, fn := range fns {
-			start := time.Now()
-			if err := fn(); err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], time.Since(start))
-		}
-	}
-	for i := range out {
-		out[i] = dropWarmup(out[i])
-	}
-	return out, nil
+	return interleavedBlocks(n, 1, fns...)
 }
 
 // interleavedBlocks is interleavedN in blocks: each function runs block
