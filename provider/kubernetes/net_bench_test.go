@@ -13,6 +13,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
@@ -45,7 +47,11 @@ func benchForward(b *testing.B, mode string) {
 	if err := get(direct+"/small", 3); err != nil {
 		b.Fatalf("the pod's IP from this machine: %v", err)
 	}
-	var oursBig, directBig, oursSmall, directSmall []time.Duration
+	kube := "http://" + kubePortForward(b, id, 8099)
+	if err := get(kube+"/small", 3); err != nil {
+		b.Fatalf("the pod through Kubernetes' own port-forward: %v", err)
+	}
+	var oursBig, directBig, oursSmall, directSmall, kubeBig []time.Duration
 	timed := func(into *[]time.Duration, url string, n int64) {
 		start := time.Now()
 		if err := get(url, n); err != nil {
@@ -63,6 +69,7 @@ func benchForward(b *testing.B, mode string) {
 		}
 		first()
 		second()
+		timed(&kubeBig, kube+"/big", size)
 		for j := range 20 {
 			a, c := func() { timed(&oursSmall, ours+"/small", 3) }, func() { timed(&directSmall, direct+"/small", 3) }
 			if j%2 == 1 {
@@ -79,6 +86,7 @@ func benchForward(b *testing.B, mode string) {
 	b.ReportMetric(mb(ob), "fwd-MB/s")
 	b.ReportMetric(mb(db), "podip-MB/s")
 	b.ReportMetric(mb(ob)/mb(db), "ratio")
+	b.ReportMetric(mb(median(kubeBig)), "kube-portforward-MB/s")
 	b.ReportMetric(float64(os.Microseconds())/1000, "fwd-setup-ms")
 	b.ReportMetric(float64(ds.Microseconds())/1000, "podip-setup-ms")
 	b.ReportMetric(float64((os-ds).Microseconds())/1000, "added-ms")
@@ -135,4 +143,40 @@ func get(url string, n int64) error {
 		err = fmt.Errorf("%s: %d bytes, want %d", url, got, n)
 	}
 	return err
+}
+
+// kubePortForward opens Kubernetes' own port-forward (the pods/portforward
+// subresource, as kubectl port-forward does it) to port of pod id on a
+// loopback port of this machine, for the bench's third series: what a
+// Kubernetes user reaches a pod's port with today.
+func kubePortForward(b *testing.B, id string, port int) string {
+	b.Helper()
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cluster.Kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	transport, upgrader, err := spdy.RoundTripperFor(restCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := admin.CoreV1().RESTClient().Post().Namespace(testNamespace).Resource("pods").Name(id).SubResource("portforward").URL()
+	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	stop, ready := make(chan struct{}), make(chan struct{})
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(port)}, stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fw.ForwardPorts() }()
+	b.Cleanup(func() { close(stop); <-done })
+	select {
+	case <-ready:
+	case err := <-done:
+		b.Fatalf("port-forward: %v", err)
+	}
+	ports, err := fw.GetPorts()
+	if err != nil || len(ports) == 0 {
+		b.Fatalf("port-forward ports: %v %v", ports, err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local)))
 }
