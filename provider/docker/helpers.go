@@ -38,8 +38,8 @@ const (
 	keeperVolume = "resident-keeper-"
 )
 
-func refsFor(bin keeperbin.Binary) helperRefs {
-	tag := bin.Digest[:16]
+func refsFor(digest string) helperRefs {
+	tag := digest[:16]
 	return helperRefs{image: keeperImage + tag, volume: keeperVolume + tag}
 }
 
@@ -53,7 +53,7 @@ func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 	if err != nil {
 		return helperRefs{}, classify(cctx, "docker version", err)
 	}
-	bin, err := keeperbin.For(ver.Arch)
+	digest, err := keeperbin.DigestFor(ver.Arch)
 	if err != nil {
 		return helperRefs{}, kindErr(protocol.KindInvalidRequest, err, "docker engine")
 	}
@@ -63,7 +63,13 @@ func (p *Provider) ensureHelpers(ctx context.Context) (helperRefs, error) {
 	if ok && p.helpersExist(cctx, refs) {
 		return refs, nil
 	}
-	refs = refsFor(bin)
+	// The bytes are needed only here, to check or fill the image and the
+	// volume: unpacked for this call and let go after it.
+	bin, err := keeperbin.Load(ver.Arch)
+	if err != nil {
+		return helperRefs{}, kindErr(protocol.KindInternal, err, "embedded keeper")
+	}
+	refs = refsFor(digest)
 	if err := p.ensureHelperImage(cctx, refs.image, bin.Data); err != nil {
 		return helperRefs{}, err
 	}

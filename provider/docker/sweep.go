@@ -113,11 +113,11 @@ func (p *Provider) sweepKeepers(ctx context.Context) error {
 	if err != nil {
 		return classify(cctx, "sweep: docker version", err)
 	}
-	bin, err := keeperbin.For(ver.Arch)
+	digest, err := keeperbin.DigestFor(ver.Arch)
 	if err != nil {
 		return nil // no keeper of ours runs on this engine: nothing is stale
 	}
-	current := refsFor(bin)
+	current := refsFor(digest)
 	vols, err := p.cli.VolumeList(cctx, client.VolumeListOptions{Filters: roleFilter(RoleKeeper)})
 	if err != nil {
 		return classify(cctx, "sweep: volume list", err)

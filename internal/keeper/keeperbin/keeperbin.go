@@ -41,19 +41,46 @@ type Binary struct {
 var cache sync.Map // GOARCH -> func() (Binary, error)
 
 // For returns the keeper for a GOARCH name ("amd64", "arm64"); the engine's
-// architecture decides, not the resident's.
+// architecture decides, not the resident's. The unpacked binary is kept
+// for the process's life.
 func For(goarch string) (Binary, error) {
-	var packed []byte
-	switch goarch {
-	case "amd64":
-		packed = amd64
-	case "arm64":
-		packed = arm64
-	default:
-		return Binary{}, fmt.Errorf("no keeper for architecture %q (have amd64, arm64)", goarch)
+	packed, err := packedFor(goarch)
+	if err != nil {
+		return Binary{}, err
 	}
 	load, _ := cache.LoadOrStore(goarch, sync.OnceValues(func() (Binary, error) { return unpack(packed) }))
 	return load.(func() (Binary, error))()
+}
+
+// Load is For without the cache, for a caller that needs the bytes once
+// in a long while (to fill a helper volume) and should not hold 3.5 MB
+// for the rest of the process's life.
+func Load(goarch string) (Binary, error) {
+	packed, err := packedFor(goarch)
+	if err != nil {
+		return Binary{}, err
+	}
+	return unpack(packed)
+}
+
+func packedFor(goarch string) ([]byte, error) {
+	switch goarch {
+	case "amd64":
+		return amd64, nil
+	case "arm64":
+		return arm64, nil
+	}
+	return nil, fmt.Errorf("no keeper for architecture %q (have amd64, arm64)", goarch)
+}
+
+// DigestFor is For(goarch).Digest without unpacking the binary (3.5 MB
+// that For keeps for the process's life): what names the helper volume
+// and image, so a resident whose engine already has them never unpacks.
+func DigestFor(goarch string) (string, error) {
+	if _, err := packedFor(goarch); err != nil {
+		return "", err
+	}
+	return digests[goarch], nil
 }
 
 func unpack(packed []byte) (Binary, error) {

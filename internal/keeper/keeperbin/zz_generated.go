@@ -4,3 +4,9 @@ package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
 const BuiltFrom = "89bc702704295f24405be8794585bc50675364e3e8cc367e6cc2ad3f9daa2626"
+
+// digests are the embedded binaries' Digest, for DigestFor.
+var digests = map[string]string{
+	"amd64": "03b18f9c5109a2affa06189aee1ca40e5d9df8c02153c6ae7a84a5428e758cd1",
+	"arm64": "50740c54dc300ff888983270ab68c1381fc38d4a97675bfebc7c237cf223a5b2",
+}
