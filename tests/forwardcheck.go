@@ -26,6 +26,21 @@ func Fetch(address, path string) ([]byte, error) {
 	return body, err
 }
 
+// FetchLen fetches url on a new connection, reading the body through
+// without keeping it, and checks that it is n bytes: a timed download.
+func FetchLen(url string, n int64) error {
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.Copy(io.Discard, resp.Body)
+	if err == nil && got != n {
+		err = fmt.Errorf("%s: %d bytes, want %d", url, got, n)
+	}
+	return err
+}
+
 // CheckForwardedServer fetches pages /p1../pN at once through a forward
 // (each must say "page-i"), then /big, whose bigBytes must hash to
 // wantSum: the web server a forward test starts in its sandbox serves

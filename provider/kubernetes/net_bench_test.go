@@ -18,6 +18,7 @@ import (
 
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
+	"github.com/resident-dev/resident/tests"
 )
 
 // BenchmarkForward measures sandbox/forward_port on the test cluster
@@ -44,17 +45,17 @@ func benchForward(b *testing.B, mode string) {
 	fwd := s.startWebServerAt(b, id, setup, "0.0.0.0:8099", 8099)
 	ours := "http://" + fwd.Address
 	direct := "http://" + net.JoinHostPort(podIPOf(b, id), "8099")
-	if err := get(direct+"/small", 3); err != nil {
+	if err := tests.FetchLen(direct+"/small", 3); err != nil {
 		b.Fatalf("the pod's IP from this machine: %v", err)
 	}
 	kube := "http://" + kubePortForward(b, id, 8099)
-	if err := get(kube+"/small", 3); err != nil {
+	if err := tests.FetchLen(kube+"/small", 3); err != nil {
 		b.Fatalf("the pod through Kubernetes' own port-forward: %v", err)
 	}
 	var oursBig, directBig, oursSmall, directSmall, kubeBig []time.Duration
 	timed := func(into *[]time.Duration, url string, n int64) {
 		start := time.Now()
-		if err := get(url, n); err != nil {
+		if err := tests.FetchLen(url, n); err != nil {
 			b.Fatal(err)
 		}
 		*into = append(*into, time.Since(start))
@@ -127,22 +128,6 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-var benchHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-
-// get fetches url on a new connection and checks its length.
-func get(url string, n int64) error {
-	resp, err := benchHTTP.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	got, err := io.Copy(io.Discard, resp.Body)
-	if err == nil && got != n {
-		err = fmt.Errorf("%s: %d bytes, want %d", url, got, n)
-	}
-	return err
 }
 
 // kubePortForward opens Kubernetes' own port-forward (the pods/portforward
