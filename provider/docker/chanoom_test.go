@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -18,5 +19,17 @@ func TestOOMKillCountParsesBothCgroupVersions(t *testing.T) {
 		if _, ok := oomKillCount(strings.NewReader(text)); ok {
 			t.Errorf("%q parsed as a count", text)
 		}
+	}
+}
+
+// A holder whose count could not be read when its channel opened has no
+// count to compare with: no read is made (nor retried), and the exec is
+// not called OOM-killed.
+func TestOOMGrewWithoutABaselineReadsNothing(t *testing.T) {
+	ch := &chanHolder{}
+	ch.oomSeen.Store(-1)
+	var p Provider
+	if p.oomGrew(context.Background(), ch, nil) { // a nil conn: any read would panic
+		t.Fatal("oomGrew without a baseline said OOM-killed")
 	}
 }
