@@ -20,21 +20,24 @@ func TestFramesAtTheLimitKeepMemoryBounded(t *testing.T) {
 	base := rssKiB(t, h.cmd.Process.Pid)
 	body := bytes.Repeat([]byte("x"), int(limits.MaxFrameBytes))
 	var rss []int
-	for range 8 {
+	const frames = 16
+	for range frames {
 		h.WriteRaw(protocol.AppendFrame(nil, body))
 		h.Call(protocol.MethodSandboxList, nil, nil) // answered after the bad frame: the session goes on
 		rss = append(rss, rssKiB(t, h.cmd.Process.Pid))
 	}
-	t.Logf("RSS %d KiB before, then %v KiB after each of 8 frames at the %d byte limit", base, rss, limits.MaxFrameBytes)
-	// Memory plateaus: the second four frames cost less than one frame
-	// more than the first four (nothing is kept per frame), and the whole
-	// stays far below what keeping them would need. (Race-built: heap has
-	// shadow memory, so one frame costs a few times its size.)
-	if grow := rss[7] - rss[3]; grow > int(limits.MaxFrameBytes)/1024 {
-		t.Fatalf("RSS grew %d KiB between frame 4 and frame 8: frames are being kept", grow)
+	t.Logf("RSS %d KiB before, then %v KiB after each of %d frames at the %d byte limit", base, rss, frames, limits.MaxFrameBytes)
+	// Memory plateaus: the last twelve frames cost less than four frames
+	// more than the first four, where keeping them would cost twelve (a
+	// few times that race-built: heap has shadow memory). The slack is
+	// the garbage collector's pacing: a plateau can step up by about
+	// three frames when a collection comes late (CI saw 48 MB between
+	// frame 4 and 8 with nothing kept).
+	if grow := rss[frames-1] - rss[3]; grow > 4*int(limits.MaxFrameBytes)/1024 {
+		t.Fatalf("RSS grew %d KiB between frame 4 and frame %d: frames are being kept", grow, frames)
 	}
-	if rss[7] > 384<<10 {
-		t.Fatalf("RSS %d KiB after 8 frames at the limit", rss[7])
+	if rss[frames-1] > 384<<10 {
+		t.Fatalf("RSS %d KiB after %d frames at the limit", rss[frames-1], frames)
 	}
 	h.mu.Lock()
 	nullAnswer, ok := h.responses["null"]
