@@ -27,6 +27,14 @@ func (p *Provider) execChannel(ctx context.Context, sandboxID string, req provid
 	var e *channel.Exec
 	err = p.whileRunning(ctx, sandboxID, false, func(ctx context.Context) (err error) {
 		e, err = conn.Exec(ctx, spec)
+		if channel.NotSent(err) {
+			// The held channel had broken unseen (its reader not yet at
+			// the end): nothing ran, so once more on a new one.
+			if ch, conn, err = p.channelFor(ctx, sandboxID); err != nil {
+				return err
+			}
+			e, err = conn.Exec(ctx, spec)
+		}
 		return err
 	})
 	if err != nil {

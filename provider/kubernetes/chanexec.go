@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -18,11 +19,23 @@ func (p *Provider) execChannel(ctx context.Context, id string, pc podChannel, re
 	if req.Exclusive && !pc.conn.Protected() {
 		return nil, keeperexec.ErrUnprotectedExclusive
 	}
-	spec := p.channelSpec(pc, req)
-	if d, ok := ctx.Deadline(); ok {
-		spec.Deadline = d
+	start := func(pc podChannel) (*channel.Exec, error) {
+		spec := p.channelSpec(pc, req)
+		if d, ok := ctx.Deadline(); ok {
+			spec.Deadline = d
+		}
+		return pc.conn.Exec(ctx, spec)
 	}
-	e, err := pc.conn.Exec(ctx, spec)
+	e, err := start(pc)
+	if channel.NotSent(err) {
+		// The held channel had broken unseen (its reader not yet at the
+		// end): nothing ran, so once more on a new one.
+		next, ok, cerr := p.channelFor(ctx, id)
+		if cerr != nil || !ok {
+			return nil, cmp.Or(cerr, keeperexec.StartError(err))
+		}
+		e, err = start(next)
+	}
 	if err != nil {
 		return nil, p.explainExecFailure(ctx, id, keeperexec.StartError(err))
 	}

@@ -33,6 +33,14 @@ func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req pro
 	spec := execSpec(m, req)
 	oomBefore := oomKills(si.cgroups)
 	e, err := conn.Exec(ctx, spec)
+	if channel.NotSent(err) {
+		// The held channel had broken unseen (its reader not yet at the
+		// end): nothing ran, so once more on a new one.
+		if si, conn, err = p.channelFor(ctx, id, m); err != nil {
+			return nil, p.goneOr(id, initError(err))
+		}
+		e, err = conn.Exec(ctx, spec)
+	}
 	if err != nil {
 		return nil, p.goneOr(id, p.execStartError(m, si, err))
 	}

@@ -354,15 +354,18 @@ func (c *Conn) send(typ byte, stream uint32, payload []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := c.Err(); err != nil {
-		return err
+		return notSentError{err}
 	}
 	var err error
 	c.wbuf, err = keeperproto.AppendFrame(c.wbuf[:0], keeperproto.Frame{Type: typ, Stream: stream, Gen: c.gen.Load(), Payload: payload})
 	if err != nil {
 		return err
 	}
-	if _, err := c.rw.Write(c.wbuf); err != nil {
+	if n, err := c.rw.Write(c.wbuf); err != nil {
 		c.fail(fmt.Errorf("%w: %w", ErrBroken, err))
+		if n == 0 {
+			return notSentError{c.Err()}
+		}
 		return c.Err()
 	}
 	if cap(c.wbuf) > 4*keeperproto.MaxPayload {
@@ -386,7 +389,7 @@ func (c *Conn) newStream(ordered bool) (*cstream, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.Err(); err != nil {
-		return nil, err
+		return nil, notSentError{err}
 	}
 	c.next++
 	st := newCStream(c, c.next, ordered)

@@ -12,6 +12,20 @@ import (
 // fails with an error that is ErrBroken; the next exec needs a new Conn.
 var ErrBroken = errors.New("keeper channel broken")
 
+// NotSent says err is a request that never reached the keeper: the
+// channel was already broken, or it broke on the request's first byte.
+// Nothing ran, so the caller may send it again on a new Conn; a request
+// that may have gone out (any later failure) must not be retried.
+func NotSent(err error) bool {
+	var ns notSentError
+	return errors.As(err, &ns)
+}
+
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() error { return e.err }
+
 // ErrFenced is a channel another holder took over (a newer generation).
 // errors.Is(ErrFenced, ErrBroken) holds.
 var ErrFenced = fmt.Errorf("%w: taken over by another holder", ErrBroken)
