@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/resident-dev/resident/internal/keeper/channel"
+	"github.com/resident-dev/resident/internal/keeper/keeperproto"
 	"github.com/resident-dev/resident/protocol"
 	"github.com/resident-dev/resident/provider"
 )
@@ -34,14 +35,19 @@ const (
 // AnnotationChannel marks a pod whose keeper serves the channel on its
 // attach stream (modeChannel); a pod without it is reached through the
 // exec subresource whatever this resident's mode. Its value says how:
-// channelSealed (this resident's pods: the keeper seals what it writes,
-// so the pod log holds ciphertext) or channelStdio (an older resident's
-// opt-in channel pods, whose keeper does not seal: reached as before).
+// channelEscaped (this resident's pods: the keeper seals what it writes,
+// so the pod log holds ciphertext, and writes no newline byte, so the
+// runtime logs it as one long line: keeperproto.LFEncoder), channelSealed
+// (an earlier resident's pods: sealed, newlines as they come) or
+// channelStdio (opt-in channel pods of an older one, whose keeper does not
+// seal). Each is reached as it was made. A resident older than a value
+// reaches the pod through the exec subresource.
 const AnnotationChannel = "dev.resident.channel"
 
 const (
-	channelSealed = "sealed"
-	channelStdio  = "stdio"
+	channelEscaped = "sealed-escaped"
+	channelSealed  = "sealed"
+	channelStdio   = "stdio"
 )
 
 // AnnotationUser is spec.user, the default user of every exec and file
@@ -56,6 +62,7 @@ type holder struct {
 	known   bool              // mode, workdir and user were read from the pod
 	channel bool              // the pod serves the channel
 	sealed  bool              // its keeper seals: every open asks for it, and refuses plaintext
+	escaped bool              // its keeper writes no newline (keeperproto.LFEncoder): reads decode
 	labels  map[string]string // the pod's, as read with the mode (KnownOwner)
 	workdir string
 	user    string
@@ -97,8 +104,9 @@ func (h *holder) setMode(pod *corev1.Pod) {
 		}
 	}
 	mode := pod.Annotations[AnnotationChannel]
-	h.channel = mode == channelSealed || mode == channelStdio
-	h.sealed = mode == channelSealed
+	h.channel = mode == channelEscaped || mode == channelSealed || mode == channelStdio
+	h.sealed = mode == channelEscaped || mode == channelSealed
+	h.escaped = mode == channelEscaped
 	h.user = pod.Annotations[AnnotationUser]
 	h.labels = maps.Clone(pod.Labels)
 }
@@ -221,7 +229,7 @@ func (p *Provider) channelFor(ctx context.Context, id string) (pc podChannel, ok
 			return podChannel{h.conn, h.workdir, h.user}, true, nil
 		}
 	}
-	rw, err := p.attach(id)
+	rw, err := p.attach(id, h.escaped)
 	if err != nil {
 		return podChannel{}, true, classify(cctx, "sandbox channel", err)
 	}
@@ -268,8 +276,8 @@ func (pc podChannel) dir() string {
 
 // attachStream is the sandbox container's stdin and stdout through the
 // attach subresource, as one byte stream: the keeper channel's transport.
-// WebSocket first (client-go's v5 protocol through the API server), SPDY
-// where the server or a proxy cannot upgrade. The container's stdin stays
+// SPDY first, WebSocket (client-go's v5 protocol) where the server or a
+// proxy cannot upgrade to SPDY (see attach). The container's stdin stays
 // open across attaches (stdinOnce false), so a closed or broken stream
 // leaves the keeper reachable by the next one.
 type attachStream struct {
@@ -277,6 +285,7 @@ type attachStream struct {
 	inW    *io.PipeWriter
 	outR   *io.PipeReader // the channel reads what the executor writes
 	outW   *io.PipeWriter
+	out    io.Reader // outR, or its decoder for a keeper that escapes newlines
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // the stream's end, once done is closed
@@ -287,7 +296,7 @@ type attachStream struct {
 // cleanly gets (the API server closed it).
 var errAttachEnded = errors.New("the pod's attach stream ended")
 
-func (p *Provider) attach(podName string) (*attachStream, error) {
+func (p *Provider) attach(podName string, escaped bool) (*attachStream, error) {
 	cs, cfg := p.client()
 	req := cs.CoreV1().RESTClient().Post().Namespace(p.namespace).Resource("pods").Name(podName).SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Container: containerSandbox, Stdin: true, Stdout: true}, parameterCodec())
@@ -299,7 +308,12 @@ func (p *Provider) attach(podName string) (*attachStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+	// SPDY first: the API server proxies it to the kubelet as it is,
+	// where a WebSocket stream goes through its translator to SPDY, a
+	// copy more of every byte (a forward's 64 MB GET 67 -> 84 MB/s on the
+	// test cluster). WebSocket where the server or a proxy between cannot
+	// upgrade to SPDY.
+	exec, err := remotecommand.NewFallbackExecutor(spdy, ws, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
 	if err != nil {
@@ -308,6 +322,10 @@ func (p *Provider) attach(podName string) (*attachStream, error) {
 	s := &attachStream{done: make(chan struct{})}
 	s.inR, s.inW = io.Pipe()
 	s.outR, s.outW = io.Pipe()
+	s.out = s.outR
+	if escaped {
+		s.out = keeperproto.NewLFDecoder(s.outR)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
@@ -326,7 +344,7 @@ func (p *Provider) attach(podName string) (*attachStream, error) {
 	return s, nil
 }
 
-func (s *attachStream) Read(b []byte) (int, error)  { return s.outR.Read(b) }
+func (s *attachStream) Read(b []byte) (int, error)  { return s.out.Read(b) }
 func (s *attachStream) Write(b []byte) (int, error) { return s.inW.Write(b) }
 
 // Close ends the stream and waits for the executor to return: the

@@ -151,7 +151,7 @@ func (p *Provider) watchStart(ctx context.Context, w watch.Interface, name strin
 				return done, prog, err
 			}
 			prog = startProgress{current, why}
-			if *early == nil && p.channel && current.Annotations[AnnotationChannel] == channelSealed && sandboxStarting(current) {
+			if *early == nil && p.channel && current.Annotations[AnnotationChannel] == channelEscaped && sandboxStarting(current) {
 				*early = p.startEarlyOpen(ctx, name)
 			}
 		}

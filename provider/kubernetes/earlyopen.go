@@ -42,7 +42,7 @@ func (p *Provider) startEarlyOpen(ctx context.Context, id string) *earlyOpen {
 		wait := 20 * time.Millisecond
 		started := time.Now()
 		for {
-			if rw, err := p.attach(id); err == nil {
+			if rw, err := p.attach(id, true); err == nil { // this resident's pod: channelEscaped
 				conn, err := channel.Open(ctx, rw, channel.Options{Logger: p.log.Named("channel"), Seal: true})
 				if err == nil {
 					e.conn, e.rw = conn, rw

@@ -81,8 +81,8 @@ func (p *Provider) sandboxPod(id string, spec protocol.Spec, labels map[string]s
 	if p.channel {
 		// The keeper serves the channel on the container's stdin and stdout
 		// (the attach stream), which stays open across attaches.
-		command = []string{keeperproto.Path, keeperproto.CmdServe, "-stdio", "-lifetime", strconv.FormatInt(spec.LifetimeS, 10)}
-		annotations[AnnotationChannel] = channelSealed
+		command = []string{keeperproto.Path, keeperproto.CmdServe, "-stdio", "-escape-lf", "-lifetime", strconv.FormatInt(spec.LifetimeS, 10)}
+		annotations[AnnotationChannel] = channelEscaped
 		if spec.User != "" {
 			annotations[AnnotationUser] = spec.User
 		}

@@ -69,7 +69,7 @@ func TestChannelPodLogHoldsOnlyCiphertext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertSealedLog(t, "GetLogs", logs, canary)
+	assertSealedLog(t, "GetLogs", logs, canary, false)
 
 	dir := os.Getenv("RESIDENT_K8S_DIR")
 	if dir == "" {
@@ -97,22 +97,30 @@ func TestChannelPodLogHoldsOnlyCiphertext(t *testing.T) {
 			sandboxLog = append(sandboxLog, criLogStdout(t, raw)...)
 		}
 	}
-	assertSealedLog(t, "the node's pod log", sandboxLog, canary)
+	assertSealedLog(t, "the node's pod log", sandboxLog, canary, true)
 }
 
 // assertSealedLog checks a sandbox container's output as a log holds it:
 // no canary, no frame but sealed ones (and Fenced, for a holder that was
-// taken over), enough of them to be the channel's. A log is not the byte
-// stream: containerd drops the "\r" of every "\r\n" (a line ending, to
-// it), and GetLogs interleaves stderr lines (the keeper's own messages),
-// so frames of binary payload that hold one do not read back; the bytes
-// skipped are in the canary search all the same.
-func assertSealedLog(t *testing.T, what string, log []byte, canary string) {
+// taken over), enough of them to be the channel's. The keeper writes the
+// channel with its newlines escaped (keeperproto.LFEncoder), so the
+// runtime keeps it as it came, cut into partial lines; GetLogs interleaves
+// stderr lines (the keeper's own messages), so there frames that hold one
+// do not read back (lossless: the node's file, read for stdout alone,
+// where every byte must be in a frame).
+func assertSealedLog(t *testing.T, what string, log []byte, canary string, lossless bool) {
 	t.Helper()
 	if bytes.Contains(log, []byte(canary)) {
 		t.Fatalf("%s holds the canary in plaintext", what)
 	}
-	fr := keeperproto.NewFrameReader(bytes.NewReader(log))
+	decoded, err := io.ReadAll(keeperproto.NewLFDecoder(bytes.NewReader(log)))
+	if lossless && err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if bytes.Contains(decoded, []byte(canary)) {
+		t.Fatalf("%s holds the canary in plaintext", what)
+	}
+	fr := keeperproto.NewFrameReader(bytes.NewReader(decoded))
 	sealed := 0
 	for {
 		f, err := fr.Next()
@@ -129,6 +137,9 @@ func assertSealedLog(t *testing.T, what string, log []byte, canary string) {
 		default:
 			t.Fatalf("%s: a plaintext frame %q on stream %d", what, f.Type, f.Stream)
 		}
+	}
+	if lossless && fr.Skipped != 0 {
+		t.Fatalf("%s: %d bytes outside frames in %d sealed frames", what, fr.Skipped, sealed)
 	}
 	if sealed < 10 {
 		t.Fatalf("%s: %d sealed frames, %d bytes outside frames (%d bytes of log)", what, sealed, fr.Skipped, len(log))
@@ -156,6 +167,8 @@ func criLogStdout(t *testing.T, raw []byte) []byte {
 			out = append(out, fields[3]...)
 		}
 		if string(fields[2]) == "F" {
+			// A full line: a newline on stdout, which an escaping keeper never writes.
+			t.Errorf("a full line on the sandbox's stdout: %.80q", line)
 			out = append(out, '\n')
 		}
 	}

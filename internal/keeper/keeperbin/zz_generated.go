@@ -3,10 +3,10 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "89bc702704295f24405be8794585bc50675364e3e8cc367e6cc2ad3f9daa2626"
+const BuiltFrom = "83895bb4da6683ca8072e45478b3796fabf69f61a1f2f64f3d53bdda3a3b1eae"
 
 // digests are the embedded binaries' Digest, for DigestFor.
 var digests = map[string]string{
-	"amd64": "03b18f9c5109a2affa06189aee1ca40e5d9df8c02153c6ae7a84a5428e758cd1",
-	"arm64": "50740c54dc300ff888983270ab68c1381fc38d4a97675bfebc7c237cf223a5b2",
+	"amd64": "ceb2ae9e9d769f85263bc1e4feb534800c676dff6a40244ffe37ef5269a3a91a",
+	"arm64": "cf4cf2e1e051940db87410bf3fe25b5c64298df9c92fd693e1a0ef554ca842cc",
 }

@@ -33,8 +33,9 @@ func serve(args []string) int {
 	stdio := fs.Bool("stdio", false, "serve the channel on stdin and stdout")
 	listenFD := fs.Int("listen-fd", -1, "serve each connection to this inherited listening socket")
 	lifetime := fs.Int64("lifetime", 0, "exit after this many seconds (0: never)")
-	if err := fs.Parse(args); err != nil || *stdio == (*listenFD >= 0) || *lifetime < 0 {
-		fmt.Fprintln(os.Stderr, "usage: keeper serve -stdio | -listen-fd N [-lifetime SECONDS]")
+	escapeLF := fs.Bool("escape-lf", false, "with -stdio: write stdout with no newline byte (keeperproto.LFEncoder), for a runtime that logs it line by line")
+	if err := fs.Parse(args); err != nil || *stdio == (*listenFD >= 0) || *lifetime < 0 || (*escapeLF && !*stdio) {
+		fmt.Fprintln(os.Stderr, "usage: keeper serve -stdio [-escape-lf] | -listen-fd N [-lifetime SECONDS]")
 		return 2
 	}
 	// One P, and every thread made below, before the channel serves:
@@ -81,7 +82,11 @@ func serve(args []string) int {
 		time.AfterFunc(time.Duration(*lifetime)*time.Second, func() { os.Exit(0) })
 	}
 	if *stdio {
-		out := newPeer(os.Stdout, nil)
+		var stdout io.Writer = os.Stdout
+		if *escapeLF {
+			stdout = keeperproto.NewLFEncoder(os.Stdout)
+		}
+		out := newPeer(stdout, nil)
 		s.readFrom(out, os.Stdin)
 		// The stream ended: nobody can reach this keeper again (Docker keeps
 		// stdin open across attaches, so this is a transport that is gone for
