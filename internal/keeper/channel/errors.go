@@ -15,7 +15,10 @@ var ErrBroken = errors.New("keeper channel broken")
 // NotSent says err is a request that never reached the keeper: the
 // channel was already broken, or it broke on the request's first byte.
 // Nothing ran, so the caller may send it again on a new Conn; a request
-// that may have gone out (any later failure) must not be retried.
+// that may have gone out (any later failure) must not be retried. It is
+// about the frame that failed: Exec's answer means its one request frame;
+// an operation that sends more frames (an upload's data) may have sent
+// its request before, so only Exec's callers read it.
 func NotSent(err error) bool {
 	var ns notSentError
 	return errors.As(err, &ns)
