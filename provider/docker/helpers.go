@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -147,12 +148,26 @@ func (p *Provider) ensureKeeperVolume(ctx context.Context, refs helperRefs, keep
 // once the container is gone (or the bound passed), so the volume it
 // mounted is free for whoever comes next.
 func (p *Provider) removeHelper(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.timing.api)
-	defer cancel()
-	_, err := p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if isRemovalInProgress(err) {
-		p.awaitRemoval(ctx, id)
+	// A remove that fails otherwise (the engine slow past one call's bound
+	// under load) is tried twice more: a helper left behind holds its
+	// volume until the next resident's start sweep.
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), p.timing.api)
+		_, err = p.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if isRemovalInProgress(err) {
+			p.awaitRemoval(ctx, id)
+			err = nil
+		}
+		cancel()
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return
+		}
 	}
+	p.log.Warn("store helper not removed", zap.String("container", id), zap.Error(err))
 }
 
 // awaitRemoval waits until a container that someone else is removing is
