@@ -160,7 +160,9 @@
 // OOM: an exec that ends with 137 while the sandbox's cgroup OOM-kill counter
 // grew (the keeper reads it at start; a short exec reads it again) has
 // ExitStatus.OOMKilled set. An OOM kill of a concurrent exec in the same
-// sandbox in that window counts too.
+// sandbox in that window counts too. Every command the keeper starts runs
+// at oom_score_adj 1000 and the keeper at the container's own score, so the
+// OOM killer never takes the sandbox's init before its commands.
 //
 // Known limits: a keeper is root for the instant between its start and its
 // switch to KeeperUID (before the command exists), and a process of the

@@ -60,12 +60,23 @@ func TestDockerForkBombStaysContained(t *testing.T) {
 }
 
 // An exec that allocates twice its sandbox's memory limit is reported as
-// OOM-killed (exit 137), and the sandbox and the resident go on.
+// OOM-killed (exit 137), and the sandbox and the resident go on: the
+// keeper (the sandbox's init) is the OOM killer's last choice, every
+// command it starts its first (oomscore.go in the keeper).
 func TestDockerMemoryHogIsReported(t *testing.T) {
 	image := NeedDocker(t)
-	h := SpawnDocker(t, tests.LiveOpts{}, "")
+	h := SpawnDocker(t, tests.LiveOpts{KeepOut: true}, "")
 	h.Init(tests.UniqueInstall("oom"), nil)
 	box := h.Create(map[string]any{"image": image, "memory_mb": 32})
+	var scores protocol.ExecResult
+	h.Call(protocol.MethodSandboxExec, map[string]any{"sandbox_id": box, "exec_id": "scores",
+		// The keeper is up at 1000 for the instant of each fork: the
+		// command may run before it is back down, so its score is read
+		// until it is (or for a second).
+		"argv": []string{"sh", "-c", `cat /proc/self/oom_score_adj; for i in $(seq 100); do k=$(cat /proc/1/oom_score_adj); [ "$k" = 0 ] && break; sleep 0.01; done; echo "$k"`}}, &scores)
+	if got := string(h.Out("scores", "stdout")); scores.ExitCode != 0 || got != "1000\n0\n" {
+		t.Fatalf("oom_score_adj of a command, then of the keeper: %q (%+v); want 1000 and 0", got, scores)
+	}
 	// 64 MiB held in memory: tail keeps the "last line" of /dev/zero,
 	// which never ends, so it grows until the limit kills it.
 	var res protocol.ExecResult

@@ -3,10 +3,10 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "83895bb4da6683ca8072e45478b3796fabf69f61a1f2f64f3d53bdda3a3b1eae"
+const BuiltFrom = "29b8da21370d539c6e9c36fde14b5008de8d27f3c96f07738d6a4c7720de433d"
 
 // digests are the embedded binaries' Digest, for DigestFor.
 var digests = map[string]string{
-	"amd64": "ceb2ae9e9d769f85263bc1e4feb534800c676dff6a40244ffe37ef5269a3a91a",
-	"arm64": "cf4cf2e1e051940db87410bf3fe25b5c64298df9c92fd693e1a0ef554ca842cc",
+	"amd64": "6208f6f5e30dab4edc68c8b48f998b309377dd6cf2dbd46567b2effec5661aec",
+	"arm64": "db6613f7c8de09492df3f36a4b8012897daf3ef9b8c5c7f79dac76c39c756f16",
 }

@@ -17,6 +17,9 @@ import (
 type reaper struct {
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus
+	// oom raises every child's OOM score over the keeper's (oomscore.go);
+	// nil leaves children at the keeper's.
+	oom *oomScore
 }
 
 func newReaper() *reaper {
@@ -36,7 +39,7 @@ func newReaper() *reaper {
 func (r *reaper) start(fork func() (int, error)) (int, <-chan syscall.WaitStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pid, err := fork()
+	pid, err := r.oom.around(fork)
 	if err != nil {
 		return 0, nil, err
 	}

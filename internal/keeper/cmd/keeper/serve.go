@@ -61,6 +61,7 @@ func serve(args []string) int {
 		fmt.Fprintln(os.Stderr, "keeper serve: PR_SET_NO_NEW_PRIVS:", err)
 		return 1
 	}
+	oom := openOOMScore() // while its /proc files are still its own
 	id, protected, err := protect(capKill, capSetuid, capSetgid, capSetpcap)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "keeper serve:", err)
@@ -75,6 +76,7 @@ func serve(args []string) int {
 		return 1
 	}
 	s := newServer(id, protected, self) // its reaper's Notify: before the count
+	s.reaper.oom = oom
 	s.env = welcomeEnv(os.Environ())
 	s.cwd, _ = os.Getwd()
 	reserveThreads(serveThreads)
