@@ -61,7 +61,11 @@ func fakeMain(mode string) int {
 		// Answers the handshake, then never reads its stdin again.
 		prov.deafAfterInit = true
 	}
-	srv := serve.New(prov, zap.NewNop())
+	var served provider.Provider = prov
+	if mode == "fixed-owners" {
+		served = fixedOwners{prov, inner.(provider.OwnerMemory)}
+	}
+	srv := serve.New(served, zap.NewNop())
 	in := os.Stdin
 	if mode == "junk-mid-session" {
 		prov.onCreate = func() { fmt.Fprint(os.Stdout, "oops\n") }
@@ -86,6 +90,13 @@ func (f *faulty) ApplyAuth(ctx context.Context, creds map[string]string) error {
 
 func (f *faulty) CredentialSecrets(key, value string) []string {
 	return []string{key + ":" + value + "-derived"}
+}
+
+// fixedOwners serves a provider that remembers owners (local does): the
+// handshake then announces fixed_owners.
+type fixedOwners struct {
+	*faulty
+	provider.OwnerMemory
 }
 
 // faulty wraps a provider with the faults that need its calls.

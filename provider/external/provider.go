@@ -58,6 +58,7 @@ type Provider struct {
 	relay     *wire.NetCommands // nil: no port_forward or egress through this provider
 	policy    provider.SecretPolicy
 	creds     map[string]string
+	owners    knownOwners // with fixed_owners (owners.go)
 	execs     map[string]*process
 	reads     map[string]*readStream
 	conns     map[string]carried
@@ -77,6 +78,7 @@ var (
 	_ provider.FileWriter        = (*Provider)(nil)
 	_ provider.FixedOwnerKey     = (*Provider)(nil)
 	_ provider.CredentialSecrets = (*Provider)(nil)
+	_ provider.OwnerMemory       = (*Provider)(nil)
 )
 
 // New starts the program in cfg.Args and runs the handshake: the resident
@@ -187,6 +189,9 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 	if err == nil && res.SandboxID == "" {
 		err = protocol.Errorf(protocol.KindTransient, "provider %s created a sandbox with no id", p.name)
 	}
+	if err == nil {
+		p.owners.add(res.SandboxID, owner.Key, owner.InstallID)
+	}
 	return res.SandboxID, err
 }
 
@@ -201,6 +206,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 		if sb.Tags[owner.Key] != owner.InstallID {
 			continue
 		}
+		p.owners.add(sb.SandboxID, owner.Key, owner.InstallID)
 		out = append(out, sb)
 	}
 	return out, nil
@@ -209,12 +215,21 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 func (p *Provider) ReadOwner(ctx context.Context, sandboxID, ownerKey string) (string, error) {
 	var res wire.ReadOwnerResult
 	err := p.call(ctx, wire.MethodReadOwner, wire.ReadOwnerParams{SandboxID: sandboxID, OwnerKey: ownerKey}, &res)
+	switch {
+	case err == nil:
+		p.owners.add(sandboxID, ownerKey, res.Owner)
+	case protocol.KindOf(err) == protocol.KindNotFound:
+		p.owners.forget(sandboxID)
+	}
 	return res.Owner, err
 }
 
 func (p *Provider) Terminate(ctx context.Context, sandboxID string) (bool, error) {
 	var res wire.TerminateResult
 	err := p.call(ctx, wire.MethodTerminate, wire.SandboxParams{SandboxID: sandboxID}, &res)
+	if err == nil {
+		p.owners.forget(sandboxID)
+	}
 	return res.Existed, err
 }
 

@@ -97,7 +97,7 @@ func (p *Provider) spawn(ctx context.Context) (*child, error) {
 	if p.described == nil {
 		p.described = &res
 		p.relay = p.askNetCommands(ctx, c, res.Capabilities)
-	} else if res.Name != p.described.Name || res.Capabilities != p.described.Capabilities {
+	} else if res.Name != p.described.Name || res.Capabilities != p.described.Capabilities || res.FixedOwners != p.described.FixedOwners {
 		p.logger().Warn("a restarted provider describes itself differently; the first description stays",
 			stringField("name", res.Name))
 	}

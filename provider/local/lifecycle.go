@@ -29,7 +29,31 @@ func (p *Provider) readMeta(id string) (*meta, error) {
 	if err := json.Unmarshal(data, m); err != nil {
 		return nil, fmt.Errorf("sandbox %s: meta.json: %w", id, err)
 	}
+	p.rememberTags(id, m.Tags)
 	return m, nil
+}
+
+// rememberTags keeps a sandbox's tags for KnownOwner: meta.json is written
+// once, so they never change while the sandbox exists.
+func (p *Provider) rememberTags(id string, tags map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tags != nil {
+		p.tags[id] = maps.Clone(tags)
+	}
+}
+
+// KnownOwner answers as ReadOwner would, from the tags of a sandbox this
+// provider created or read, without reading its meta.json again; whether
+// the sandbox still exists is not answered (provider.OwnerMemory).
+func (p *Provider) KnownOwner(sandboxID, ownerKey string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tags, ok := p.tags[sandboxID]
+	if !ok {
+		return "", false
+	}
+	return provider.OwnerOf(tags, ownerKey), true
 }
 
 // load reads a sandbox's meta, expired or not. A malformed id never touches
@@ -165,6 +189,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	delete(p.groups, id)
 	delete(p.ended, id)
 	delete(p.inits, id)
+	delete(p.tags, id)
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)

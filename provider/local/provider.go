@@ -69,6 +69,7 @@ type Provider struct {
 	running map[string]map[*process]struct{} // sandbox id -> live execs
 	groups  map[string]map[int]uint64        // sandbox id -> process groups it had (unisolated) -> leader start time
 	inits   map[string]*sandboxInit          // sandbox id -> its init and channel (isolated)
+	tags    map[string]map[string]string     // sandbox id -> its tags, as created or read (KnownOwner)
 	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
 	ended   map[string]bool                  // sandbox ids whose lifetime ended: no exec may start
 	wg      sync.WaitGroup                   // lifetime callbacks in flight
@@ -97,6 +98,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		running:    map[string]map[*process]struct{}{},
 		groups:     map[string]map[int]uint64{},
 		inits:      map[string]*sandboxInit{},
+		tags:       map[string]map[string]string{},
 		timers:     map[string]*time.Timer{},
 		ended:      map[string]bool{},
 	}

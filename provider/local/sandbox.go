@@ -108,6 +108,7 @@ func (p *Provider) Create(ctx context.Context, spec protocol.Spec, owner provide
 		_, _ = p.remove(id, "not started")
 		return "", fmt.Errorf("sandbox create: %w", err)
 	}
+	p.rememberTags(id, m.Tags)
 	p.arm(id, m.ExpiresAt)
 	p.log.Info("sandbox created", zap.String("sandbox_id", id), zap.Int64("lifetime_s", spec.LifetimeS))
 	return id, nil

@@ -118,6 +118,8 @@ def describe(path: str, module: Any, provider: Any, name: Optional[str], owner_k
                            "secrets": {"env_prefixes": list(prefixes or ()), "token_patterns": patterns}}
     if owner_key:
         out["owner_key"] = owner_key
+    if getattr(provider, "owner_tags_fixed", False) is True:
+        out["fixed_owners"] = True
     return out
 
 

@@ -97,6 +97,12 @@ def test_handshake_describes_the_shim(spawn):
     assert got["capabilities"]["stdin"] is True and got["capabilities"]["credential_expiry"] is True
     assert got["secrets"] == {"env_prefixes": ["TESTCLOUD_"], "token_patterns": [
         {"name": "testcloud-token", "regexp": "tc_[A-Za-z0-9]{20}", "prefixes": ["tc_"], "max_len": 23}]}
+    assert "fixed_owners" not in got  # tags that may change are asked for every time
+
+
+def test_a_shim_with_fixed_owner_tags_says_so(spawn):
+    s = spawn(BASE + "\nPROVIDER.owner_tags_fixed = True\n")
+    assert s.init()["fixed_owners"] is True
 
 
 def test_name_comes_from_the_shim_directory(spawn, tmp_path):

@@ -47,6 +47,7 @@ def shim(engine, request) -> Iterator[ShimProc]:
     s = ShimProc(SHIM, "--owner-key", OWNER_KEY)
     got = s.init(exec_window_bytes=1 << 16)
     assert got["name"] == "docker-shim" and got["owner_key"] == OWNER_KEY
+    assert got["fixed_owners"] is True  # labels are fixed at create
     s.install_id = "pytest-%d-%s" % (os.getpid(), request.node.name[:40].replace("[", "-").replace("]", ""))
     yield s
     for c in engine.api.containers(all=True, filters={"label": "%s=%s" % (OWNER_KEY, s.install_id)}):

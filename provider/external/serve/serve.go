@@ -360,6 +360,8 @@ func Describe(prov provider.Provider) wire.InitializeResult {
 		DetachedBufferBytes: info.DetachedBufferBytes,
 		Secrets:             wire.Secrets{EnvPrefixes: append([]string{}, sec.EnvPrefixes...), TokenPatterns: []wire.TokenPattern{}},
 	}
+	// A provider that remembers owners says they never change (OwnerMemory).
+	_, out.FixedOwners = prov.(provider.OwnerMemory)
 	// What the provider announces but cannot be served is not announced.
 	if _, ok := prov.(provider.Detacher); !ok {
 		out.Capabilities.Detach, out.DetachedBufferBytes = false, 0

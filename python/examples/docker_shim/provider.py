@@ -232,6 +232,9 @@ class DockerProvider:
     token_scrub_regex = re.compile(r"dckr_pat_[A-Za-z0-9_-]{16,100}")
     capabilities = {"isolation": True, "network_control": True, "resource_limits": True,
                     "read_only_volumes": True, "image_pull": False}
+    # A container's labels are fixed at create: the resident may remember
+    # read_owner's answers and skip the inspect before every exec.
+    owner_tags_fixed = True
     version = __version__
 
     def __init__(self) -> None:
