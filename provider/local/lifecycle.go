@@ -43,6 +43,8 @@ func (p *Provider) rememberTags(id string, tags map[string]string) {
 	}
 }
 
+var _ provider.OwnerMemory = (*Provider)(nil)
+
 // KnownOwner answers as ReadOwner would, from the tags of a sandbox this
 // provider created or read, without reading its meta.json again; whether
 // the sandbox still exists is not answered (provider.OwnerMemory).
