@@ -8,8 +8,10 @@ import "sync"
 const maxKnownOwners = 4096
 
 // knownOwners is what a provider that announced fixed_owners has said of
-// its sandboxes' owners: tags it cannot change once a sandbox exists, so
-// the answer to read_owner never changes either. It saves exec its
+// its sandboxes' owners: tags it cannot change once a sandbox exists, on
+// ids it never gives another sandbox, so the answer to read_owner for an
+// id never changes either (a reused id would hand one install's memory of
+// it to another's sandbox). It saves exec its
 // read_owner round trip (provider.OwnerMemory).
 type knownOwners struct {
 	mu sync.Mutex

@@ -83,10 +83,10 @@ type InitializeResult struct {
 	// egress connections need no relay exec each. Absent in older
 	// providers, which keep the relay.
 	Connections bool `json:"connections,omitempty"`
-	// FixedOwners: a sandbox's owner tags never change once it exists, so
-	// the resident may remember read_owner's answers and those it created
-	// with, and skip read_owner before an exec (§3.1). Absent: asked each
-	// time.
+	// FixedOwners: a sandbox's owner tags never change once it exists and
+	// its id is never reused, so the resident may remember read_owner's
+	// answers and those it created with, and skip read_owner before an
+	// exec. Absent: asked each time.
 	FixedOwners bool `json:"fixed_owners,omitempty"`
 }
 
