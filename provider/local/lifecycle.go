@@ -34,11 +34,12 @@ func (p *Provider) readMeta(id string) (*meta, error) {
 }
 
 // rememberTags keeps a sandbox's tags for KnownOwner: meta.json is written
-// once, so they never change while the sandbox exists.
+// once, so they never change while the sandbox exists, and every exec's
+// lookup, which reads it again, need not copy them again.
 func (p *Provider) rememberTags(id string, tags map[string]string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tags != nil {
+	if _, known := p.tags[id]; !known && p.tags != nil {
 		p.tags[id] = maps.Clone(tags)
 	}
 }
