@@ -4,10 +4,13 @@ A shim may import these names (``from resident_shim.contract import ByocProvider
 ByocError, ExecResult``) or define its own: the bridge is duck-typed, and any
 exception with string ``kind`` and ``msg`` attributes is read as a ByocError.
 
-Two optional extensions close gaps of the original contract without breaking it:
+Optional extensions close gaps of the original contract without breaking it:
 
 - the object returned by ``exec`` may have ``kill()``: ``exec/kill`` calls it, and
   the exec then ends when ``wait()`` returns;
+- that object may have ``streams_end_after_exit`` (seconds): its ``stdout`` and
+  ``stderr`` end by themselves at most that long after the main process exits, so
+  the bridge waits for their end instead of guessing it from 0.3 s of silence;
 - ``exec`` may name a ``cwd`` keyword: a working directory is then passed
   through (without it an exec with a ``cwd`` is ``invalid_request``);
 - ``exec`` may name an ``exclusive`` keyword: True means stop every other

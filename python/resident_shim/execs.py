@@ -8,6 +8,13 @@ child holding it open), or keeps the exec reading for longer than DRAIN_MAX,
 is abandoned so the exit is not delayed (§4.5). Exactly one ``exec/exit`` is
 sent, after the last ``exec/output``: both go out under the exec's lock.
 
+Silence is a guess, and on a loaded machine a stream still delivering can
+be silent that long: its tail would be lost with exit 0. An exec object
+whose streams end by themselves soon after the exit (Docker's engine closes
+them 2 s after an exec's process exits) says so with
+``streams_end_after_exit`` (seconds): the bridge then waits that long for the
+end before silence counts, and nothing the backend delivers is cut.
+
 Kill: an exec object with ``kill()`` has it called, and the exit follows from
 ``wait()``. Without it the exec is abandoned at once: its iterators are closed
 when they have ``close()``, and the exit says 137/SIGKILL; the remote process
@@ -29,9 +36,22 @@ from .workers import spawn
 
 DRAIN_IDLE = 0.3
 DRAIN_MAX = 5.0
+#: the most an exec object's streams_end_after_exit is taken at
+STREAMS_END_MAX = 10.0
 KILLED_CODE = 128 + 9
 
 log = logging.getLogger("resident_shim")
+
+
+def _streams_end_after_exit(result: Any) -> float:
+    """The exec object's promise of when its streams end after the exit, 0 if none."""
+    try:
+        grace = getattr(result, "streams_end_after_exit", None)
+    except Exception:  # a property of the shim's that raises promises nothing
+        return 0.0
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace > 0:
+        return 0.0
+    return min(float(grace), STREAMS_END_MAX)
 
 
 def _signal_name(n: int) -> str:
@@ -127,11 +147,14 @@ class Exec:
         except BaseException as e:  # a shim's wait() may raise anything, SystemExit included
             error = to_wire(e)
         exited = time.monotonic()
+        # Silence counts only after the streams were promised to end; the cap
+        # stays a backstop against a shim that does not keep its promise.
+        quiet_from = exited + _streams_end_after_exit(self.result)
         with self._cond:
             while not self._ended and not all(p.done for p in self._pumps):
                 now = time.monotonic()
                 stuck = [p for p in self._pumps if not p.done and p.reading_since is not None and
-                         (now - max(p.reading_since, exited) >= DRAIN_IDLE or now - exited >= DRAIN_MAX)]
+                         (now - max(p.reading_since, quiet_from) >= DRAIN_IDLE or now - quiet_from >= DRAIN_MAX)]
                 if stuck:
                     break
                 self._cond.wait(DRAIN_IDLE / 4)

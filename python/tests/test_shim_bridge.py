@@ -334,6 +334,49 @@ def test_a_stream_held_open_after_the_exit_does_not_hold_the_exit(spawn):
     assert s.output("bg") == b"main says bye\n"
 
 
+LATE_TAIL = '''
+class LateTail(Result):
+    streams_end_after_exit = 2.0  # the backend closes the streams by then
+
+class RaisingPromise(Result):
+    @property
+    def streams_end_after_exit(self):
+        raise RuntimeError("no idea")
+
+class WordsPromise(Result):
+    streams_end_after_exit = "soon"
+
+class WithLateTail(Provider):
+    def exec(self, sandbox_id, argv, *, stdin=None, env=None, timeout=None):
+        exited = threading.Event()
+        def out():  # a loaded backend: the tail arrives a second after the exit
+            yield b"head\\n"
+            exited.wait()
+            time.sleep(1.0)
+            yield b"tail\\n"
+        base = {"promised": LateTail, "raises": RaisingPromise, "words": WordsPromise}.get(argv[0], Result)
+        class Waits(base):
+            def wait(self):
+                exited.set()
+                return 0
+        return Waits(out(), [])
+PROVIDER = WithLateTail()
+'''
+
+
+def test_a_late_tail_is_delivered_when_the_streams_are_promised_to_end(spawn):
+    s = started(spawn, LATE_TAIL)
+    assert s.run("p", "any", ["promised"]) == {"exec_id": "p", "code": 0}
+    assert s.output("p") == b"head\ntail\n"
+
+
+@pytest.mark.parametrize("how", ["guessed", "raises", "words"])
+def test_without_a_usable_promise_silence_after_the_exit_ends_the_stream(spawn, how):
+    s = started(spawn, LATE_TAIL)
+    assert s.run("g", "any", [how]) == {"exec_id": "g", "code": 0}
+    assert s.output("g") == b"head\n"
+
+
 def test_stdin_is_fed_as_an_iterable(spawn):
     s = started(spawn)
     s.call("exec/start", {"exec_id": "c", "sandbox_id": "any", "argv": ["cat"], "env": {}, "cwd": "", "stdin": True})

@@ -141,6 +141,12 @@ class _Output:
 class DockerExec:
     """What exec returns: stdout, stderr, wait() and the optional kill()."""
 
+    # The engine closes an exec's streams 2 s after its process exits, even with a
+    # background child holding them (measured on 20.10; moby's exec exit handling).
+    # wait() sees the exit up to a poll later. The bridge waits this long for the
+    # streams' end, so a loaded engine's slow tail is delivered, not cut by silence.
+    streams_end_after_exit = 2.5
+
     def __init__(self, prov: "DockerProvider", container: str, exec_id: str, marker: str, sock: Any,
                  stdin: Optional[Iterable[bytes]]) -> None:
         self._p, self._container, self._id, self._marker = prov, container, exec_id, marker
