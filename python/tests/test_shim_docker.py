@@ -206,3 +206,32 @@ def test_an_exclusive_exec_runs_alone(shim, image):
     assert shim.exit_of("victim") == {"exec_id": "victim", "code": 137, "killed": True}
     assert shim.call("sandbox/read_owner", {"sandbox_id": sid, "owner_key": OWNER_KEY})  # still alive
     assert run(shim, sid, ["true"])["code"] == 0
+
+
+def test_a_long_exec_asks_the_engine_less_often_the_longer_it_runs(engine, image):
+    # wait() runs beside the streams (the bridge calls it at once), so every poll is an
+    # engine inspect for nothing while the command runs: at a fixed 0.1 s a 3 s sleep
+    # cost 30 of them, an hour-long one 36000.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docker_shim_polls", SHIM)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    prov = mod.PROVIDER
+    prov.import_and_patch()
+    sid = prov.create_sandbox({"image": image}, "pytest-polls-%d" % os.getpid(), {})
+    try:
+        real, asked = prov.api.exec_inspect, []
+
+        def counted(exec_id):
+            asked.append(exec_id)
+            return real(exec_id)
+
+        prov.api.exec_inspect = counted
+        r = prov.exec(sid, ["sleep", "3"])
+        assert r.wait() == 0
+        assert b"".join(r.stdout) == b"" and b"".join(r.stderr) == b""
+        # 0.1, 0.2, 0.4, 0.8 then 1 s apart: about six asks, the exit's among them
+        assert len(asked) <= 10, asked
+    finally:
+        prov.terminate(sid)

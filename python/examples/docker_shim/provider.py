@@ -138,6 +138,11 @@ class _Output:
             pass
 
 
+#: how soon wait() first asks the engine whether an exec still runs, and the
+#: longest it goes between two asks
+WAIT_POLL_FIRST, WAIT_POLL_MAX = 0.1, 1.0
+
+
 class DockerExec:
     """What exec returns: stdout, stderr, wait() and the optional kill()."""
 
@@ -193,16 +198,25 @@ class DockerExec:
 
     def wait(self) -> int:
         # The stream ends when the process's stdio closes; a background child can keep
-        # it open, so the exec's own state is asked too.
-        while not self._done.wait(0.1):
-            if not self._p.api.exec_inspect(self._id)["Running"]:
+        # it open, so the exec's own state is asked too, less often the longer it runs:
+        # an hour-long command would otherwise cost the engine 36000 inspects, and the
+        # engine ends the streams itself 2 s after the exit whatever the poll.
+        info: Optional[Dict[str, Any]] = None
+        poll = WAIT_POLL_FIRST
+        while not self._done.wait(poll):
+            got = self._p.api.exec_inspect(self._id)
+            if not got["Running"]:
+                info = got
                 break
+            poll = min(poll * 2, WAIT_POLL_MAX)
         code = 0
         for _ in range(50):
-            info = self._p.api.exec_inspect(self._id)
+            if info is None:
+                info = self._p.api.exec_inspect(self._id)
             if not info["Running"]:
                 code = int(info["ExitCode"] or 0)
                 break
+            info = None
             time.sleep(0.02)
         if code >= 128:
             # Ended by a signal (killed, or its wrapper killed under it): its whole tree
