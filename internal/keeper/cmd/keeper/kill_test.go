@@ -1,6 +1,7 @@
 package main
 
 import (
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,10 +57,15 @@ func newServerState() *server {
 	return &server{streams: map[uint32]stream{}, execs: map[string]*execState{}, reserved: map[string]bool{}}
 }
 
+// testReaper is the test binary's one reaper. A keeper has one: it waits
+// for any child, so a second one (a test run again with -count) would reap
+// the first's children and drop their exits, and a wait would hang.
+var testReaper = sync.OnceValue(newReaper)
+
 // An exec with stdin that fails to start leaves no goroutine feeding it.
 func TestFailedStartLeavesNoStdinFeed(t *testing.T) {
 	s := newServerState()
-	s.reaper = newReaper()
+	s.reaper = testReaper()
 	s.self = "/bin/true" // the probe then says nothing: an internal failure
 	before := goleak.IgnoreCurrent()
 	ex, fail := s.spawn(keeperproto.Exec{Argv: []string{"/nonexistent/program"}, Stdin: true})
