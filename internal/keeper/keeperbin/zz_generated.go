@@ -3,10 +3,10 @@
 package keeperbin
 
 // BuiltFrom is HashSources of the sources the embedded binaries were built from.
-const BuiltFrom = "29b8da21370d539c6e9c36fde14b5008de8d27f3c96f07738d6a4c7720de433d"
+const BuiltFrom = "075dad9ecde6c2e5d021f153c35164899d486a8c1f9f4584daf556eac0fbc1ef"
 
 // digests are the embedded binaries' Digest, for DigestFor.
 var digests = map[string]string{
-	"amd64": "6208f6f5e30dab4edc68c8b48f998b309377dd6cf2dbd46567b2effec5661aec",
-	"arm64": "db6613f7c8de09492df3f36a4b8012897daf3ef9b8c5c7f79dac76c39c756f16",
+	"amd64": "7017dd5cc1d304114aef45a100229b4a2549f4c8dc82c1e45e8dfcad902d27de",
+	"arm64": "2a3342b426b07579ca18dbe63d2c11fb6e2257261b018082fa82019263ba5e26",
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,15 +56,13 @@ func newServerState() *server {
 	return &server{streams: map[uint32]stream{}, execs: map[string]*execState{}, reserved: map[string]bool{}}
 }
 
-// testReaper is the test binary's one reaper. A keeper has one: it waits
-// for any child, so a second one (a test run again with -count) would reap
-// the first's children and drop their exits, and a wait would hang.
-var testReaper = sync.OnceValue(newReaper)
-
 // An exec with stdin that fails to start leaves no goroutine feeding it.
 func TestFailedStartLeavesNoStdinFeed(t *testing.T) {
 	s := newServerState()
-	s.reaper = testReaper()
+	// Stopped at the end: a reaper left running would reap the children of the
+	// tests after this one (and of this one run again with -count).
+	s.reaper = newReaper()
+	t.Cleanup(s.reaper.stop)
 	s.self = "/bin/true" // the probe then says nothing: an internal failure
 	before := goleak.IgnoreCurrent()
 	ex, fail := s.spawn(keeperproto.Exec{Argv: []string{"/nonexistent/program"}, Stdin: true})

@@ -19,19 +19,26 @@ type reaper struct {
 	waiters map[int]chan syscall.WaitStatus
 	// oom raises every child's OOM score over the keeper's (oomscore.go);
 	// nil leaves children at the keeper's.
-	oom *oomScore
+	oom  *oomScore
+	sigs chan os.Signal
 }
 
 func newReaper() *reaper {
-	r := &reaper{waiters: map[int]chan syscall.WaitStatus{}}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
+	r := &reaper{waiters: map[int]chan syscall.WaitStatus{}, sigs: make(chan os.Signal, 1)}
+	signal.Notify(r.sigs, syscall.SIGCHLD)
 	go func() {
-		for range sigs {
+		for range r.sigs {
 			r.reapAll()
 		}
 	}()
 	return r
+}
+
+// stop ends the reaping. A keeper never stops its reaper; a test must, since
+// one left running reaps any child of the process, other tests' included.
+func (r *reaper) stop() {
+	signal.Stop(r.sigs)
+	close(r.sigs)
 }
 
 // start runs fork (which starts one child) and registers the child: the
