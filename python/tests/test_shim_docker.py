@@ -212,12 +212,9 @@ def test_a_long_exec_asks_the_engine_less_often_the_longer_it_runs(engine, image
     # wait() runs beside the streams (the bridge calls it at once), so every poll is an
     # engine inspect for nothing while the command runs: at a fixed 0.1 s a 3 s sleep
     # cost 30 of them, an hour-long one 36000.
-    import importlib.util
+    from resident_shim.app import load
 
-    spec = importlib.util.spec_from_file_location("docker_shim_polls", SHIM)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    prov = mod.PROVIDER
+    _, prov = load(SHIM)  # in this process, as a harness without the resident would
     prov.import_and_patch()
     sid = prov.create_sandbox({"image": image}, "pytest-polls-%d" % os.getpid(), {})
     try:
