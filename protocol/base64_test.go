@@ -9,10 +9,29 @@ import (
 	"testing"
 )
 
+// onEachPath runs check with the vector kernel (where this machine has
+// one) and with the tables, which machines without one take.
+func onEachPath(t testing.TB, check func()) {
+	t.Helper()
+	hw := vectorBase64
+	defer func() { vectorBase64 = hw }()
+	for _, v := range []bool{hw, false} {
+		vectorBase64 = v
+		check()
+		if !hw {
+			return
+		}
+	}
+}
+
 // AppendBase64 is base64.StdEncoding.AppendEncode, byte for byte, for
 // every length around the step and every byte value, appended to a
 // prefix.
 func TestAppendBase64IsStdEncoding(t *testing.T) {
+	onEachPath(t, func() { appendBase64IsStdEncoding(t) })
+}
+
+func appendBase64IsStdEncoding(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for n := range 200 {
 		for range 20 {
@@ -40,8 +59,54 @@ func FuzzAppendBase64(f *testing.F) {
 	f.Add([]byte("ab"), []byte("\x00\xff\x10\x20\x30\x40\x50\x60\x70"))
 	f.Fuzz(func(t *testing.T, prefix, src []byte) {
 		want := base64.StdEncoding.AppendEncode(bytes.Clone(prefix), src)
-		if got := AppendBase64(bytes.Clone(prefix), src); !bytes.Equal(got, want) {
-			t.Fatalf("%q", src)
+		onEachPath(t, func() {
+			if got := AppendBase64(bytes.Clone(prefix), src); !bytes.Equal(got, want) {
+				t.Fatalf("vector %v: %q", vectorBase64, src)
+			}
+		})
+	})
+}
+
+// The vector kernels store whole registers: neither writes a byte past
+// what it returns, into the spare capacity of an append or past a dst of
+// exactly the decoded length, for every length around their block sizes,
+// with a bad character anywhere in the first blocks.
+func TestBase64WritesNothingPastItsOutput(t *testing.T) {
+	const guard = 0xa5
+	r := rand.New(rand.NewPCG(11, 12))
+	onEachPath(t, func() {
+		for n := range 400 {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(r.UintN(256))
+			}
+			size := base64.StdEncoding.EncodedLen(n)
+			dst := bytes.Repeat([]byte{guard}, size+64)[:0]
+			out := AppendBase64(dst, src)
+			if &out[:1][0] != &dst[:1][0] || string(out) != base64.StdEncoding.EncodeToString(src) {
+				t.Fatalf("vector %v, len %d: encoded %q", vectorBase64, n, out)
+			}
+			if tail := dst[size : size+64]; bytes.Count(tail, []byte{guard}) != 64 {
+				t.Fatalf("vector %v, len %d: the encoder wrote past its output: %x", vectorBase64, n, tail)
+			}
+			text := []byte(base64.StdEncoding.EncodeToString(src))
+			variants := [][]byte{text}
+			for _, bad := range []byte{'\n', '=', '"', 0x80} {
+				for at := 0; at < min(len(text), 100); at += 1 + at/8 {
+					b := bytes.Clone(text)
+					b[at] = bad
+					variants = append(variants, b)
+				}
+			}
+			for _, v := range variants {
+				want := base64.StdEncoding.DecodedLen(len(v))
+				buf := bytes.Repeat([]byte{guard}, want+64)
+				checkDecodeBase64(t, v)
+				_, _ = DecodeBase64(buf[:want], v)
+				if tail := buf[want:]; bytes.Count(tail, []byte{guard}) != 64 {
+					t.Fatalf("vector %v, %q: the decoder wrote past dst: %x", vectorBase64, v, tail)
+				}
+			}
 		}
 	})
 }
@@ -62,6 +127,14 @@ func BenchmarkBase64(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("size=%dK/pairs", n>>10), func(b *testing.B) {
+			defer func(hw bool) { vectorBase64 = hw }(vectorBase64)
+			vectorBase64 = false
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				dst = AppendBase64(dst[:0], src)
+			}
+		})
+		b.Run(fmt.Sprintf("size=%dK/AppendBase64", n>>10), func(b *testing.B) {
 			b.SetBytes(int64(n))
 			for b.Loop() {
 				dst = AppendBase64(dst[:0], src)
@@ -75,6 +148,10 @@ func BenchmarkBase64(b *testing.B) {
 // character anywhere, CR and LF (which the standard library skips)
 // included, and into a dst too short for the fast steps.
 func TestDecodeBase64IsStdEncoding(t *testing.T) {
+	onEachPath(t, func() { decodeBase64IsStdEncoding(t) })
+}
+
+func decodeBase64IsStdEncoding(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for n := range 120 {
 		for range 10 {
@@ -145,8 +222,14 @@ func FuzzDecodeBase64(f *testing.F) {
 	f.Add([]byte("QUJDREVGR0hJSktMTU5PUA"))
 	f.Add([]byte("QUJDREVG\nR0hJSktMTU5PUA=="))
 	f.Add([]byte("QUJDREVGR0hJSk=MTU5PUA=="))
+	// Past the vector kernels' block of 32 characters, with a bad one in
+	// the second block.
+	long := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("resident"), 12))
+	f.Add([]byte(long))
+	f.Add([]byte(long[:40] + "\n" + long[41:]))
+	f.Add([]byte(long[:70] + "=" + long[71:]))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		checkDecodeBase64(t, src)
+		onEachPath(t, func() { checkDecodeBase64(t, src) })
 	})
 }
 
@@ -159,7 +242,7 @@ func BenchmarkDecodeBase64(b *testing.B) {
 		src[i] = byte(i*131 + i>>8)
 	}
 	text := base64.StdEncoding.AppendEncode(nil, src)
-	dst := make([]byte, n)
+	dst := make([]byte, base64.StdEncoding.DecodedLen(len(text))) // as every caller sizes it
 	b.Run("stdlib", func(b *testing.B) {
 		b.SetBytes(int64(n))
 		for b.Loop() {
@@ -167,6 +250,14 @@ func BenchmarkDecodeBase64(b *testing.B) {
 		}
 	})
 	b.Run("tables", func(b *testing.B) {
+		defer func(hw bool) { vectorBase64 = hw }(vectorBase64)
+		vectorBase64 = false
+		b.SetBytes(int64(n))
+		for b.Loop() {
+			_, _ = DecodeBase64(dst, text)
+		}
+	})
+	b.Run("DecodeBase64", func(b *testing.B) {
 		b.SetBytes(int64(n))
 		for b.Loop() {
 			_, _ = DecodeBase64(dst, text)
