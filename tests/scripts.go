@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -34,6 +35,30 @@ func BuildResident(dir, cmdDir string) (string, error) {
 	return bin, nil
 }
 
+// scriptInstallIDs are the install ids the scripts in dir initialize
+// with: what they own is theirs to clean up, and nothing else on the
+// engine, which other packages use at the same time.
+func scriptInstallIDs(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in %s: %v", dir, err)
+	}
+	ids := map[string]bool{}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range installIDInScript.FindAllSubmatch(text, -1) {
+			ids[string(m[1])] = true
+		}
+	}
+	return ids
+}
+
+var installIDInScript = regexp.MustCompile(`"install_id":"([^"]+)"`)
+
 // RunScripts runs the testscript sessions in dir against the resident at
 // bin on provider: `rpc start` loads it unless the script names another
 // with --provider, $PROVIDER names it, $IMAGE is an image its sandboxes can
@@ -42,7 +67,8 @@ func BuildResident(dir, cmdDir string) (string, error) {
 func RunScripts(t *testing.T, dir, bin, provider string) {
 	image := ImageFor(t, provider)
 	if provider == "docker" {
-		dockertest.RemoveNewAtCleanup(t, dockertest.Need(t))
+		ids := scriptInstallIDs(t, dir)
+		dockertest.RemoveNewAtCleanup(t, dockertest.Need(t), dockertest.OwnerIn(func(id string) bool { return ids[id] }))
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: dir,

@@ -58,7 +58,8 @@ func TestVSCodeExtension(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			image := ImageFor(t, provider)
 			if provider == "docker" {
-				dockertest.RemoveNewAtCleanup(t, dockertest.Need(t))
+				// ide/vscode/e2e's install ids: vscode-e2e-<time>.
+				dockertest.RemoveNewAtCleanup(t, dockertest.Need(t), dockertest.OwnerIn(func(id string) bool { return strings.HasPrefix(id, "vscode-e2e-") }))
 			}
 			t.Logf("screenshots: %s", filepath.Join(artifacts, provider))
 			test := exec.CommandContext(ctx, "node", "--test", "--test-reporter=spec", "e2e.test.mjs")

@@ -49,7 +49,7 @@ func engineImage(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
-	dockertest.RemoveNewAtCleanup(t, cli)
+	dockertest.RemoveNewAtCleanup(t, cli, dockertest.OwnerIn(providertest.MadeBySuite))
 	image, _, err := dockertest.ImportBusybox(cli, dockertest.DefaultBusybox)
 	if err != nil {
 		t.Fatal(err)

@@ -113,6 +113,19 @@ func uniqueName(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
+// MadeBySuite says an install id (or any name) ends as the suite's own
+// do: every owner it makes ends in uniqueName's random suffix. A cleanup
+// after the suite removes what such owners hold and nothing of the other
+// tests sharing its backend.
+func MadeBySuite(name string) bool {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || len(name)-i-1 != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(name[i+1:])
+	return err == nil
+}
+
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*awaitTimeout)
 	t.Cleanup(cancel)

@@ -2,6 +2,7 @@ package dockertest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,43 +15,60 @@ import (
 const managedLabel = "dev.resident.managed=true"
 
 // RemoveNewAtCleanup removes, when t ends, every sandbox and volume the
-// engine did not have when it was called: a session names its volumes
-// ("data", "mine") and a failed one leaves its sandboxes, on an engine that
-// outlives the test, and the provider's final sweep (and the next run) must
-// find nothing they did not have before.
-func RemoveNewAtCleanup(t testing.TB, cli *client.Client) {
+// engine did not have when it was called and that owned says is the
+// test's (by its labels): a session names its volumes ("data", "mine") and
+// a failed one leaves its sandboxes, on an engine that outlives the test,
+// and the provider's final sweep (and the next run) must find nothing they
+// did not have before. Only the test's own: other packages run at the same
+// time on the same engine, and a cleanup that took everything new once
+// removed another package's volume in the middle of its script.
+func RemoveNewAtCleanup(t testing.TB, cli *client.Client, owned func(labels map[string]string) bool) {
 	t.Helper()
-	before, err := volumeNames(cli)
+	before, err := volumeLabels(cli)
 	if err != nil {
 		t.Fatalf("list volumes: %v", err)
 	}
-	sandboxes, err := sandboxIDs(cli)
+	sandboxes, err := sandboxLabels(cli)
 	if err != nil {
 		t.Fatalf("list sandboxes: %v", err)
 	}
 	t.Cleanup(func() {
-		now, err := sandboxIDs(cli)
+		now, err := sandboxLabels(cli)
 		if err != nil {
 			t.Errorf("list sandboxes: %v", err)
 		}
-		for id := range now {
-			if !sandboxes[id] {
+		for id, labels := range now {
+			if _, old := sandboxes[id]; !old && owned(labels) {
 				if err := removeSandbox(cli, id); err != nil {
 					t.Errorf("remove sandbox %s: %v", id, err)
 				}
 			}
 		}
-		after, err := volumeNames(cli)
+		after, err := volumeLabels(cli)
 		if err != nil {
 			t.Errorf("list volumes: %v", err)
 			return
 		}
-		for name := range after {
-			if !before[name] {
+		for name, labels := range after {
+			if _, old := before[name]; !old && owned(labels) {
 				removeVolume(t, cli, name)
 			}
 		}
 	})
+}
+
+// OwnerIn is an owned for RemoveNewAtCleanup: labels with an owner tag (a
+// key ending in "-install-id", in any case, as a session's tag_prefix
+// makes it) whose install id match accepts.
+func OwnerIn(match func(installID string) bool) func(map[string]string) bool {
+	return func(labels map[string]string) bool {
+		for k, v := range labels {
+			if strings.HasSuffix(strings.ToLower(k), "-install-id") && match(v) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // removeSandbox removes a sandbox, or waits for the removal already under
@@ -76,30 +94,30 @@ func removeSandbox(cli *client.Client, id string) error {
 	}
 }
 
-func sandboxIDs(cli *client.Client) (map[string]bool, error) {
+func sandboxLabels(cli *client.Client) (map[string]map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", managedLabel)})
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
+	ids := map[string]map[string]string{}
 	for _, c := range list.Items {
-		ids[c.ID] = true
+		ids[c.ID] = c.Labels
 	}
 	return ids, nil
 }
 
-func volumeNames(cli *client.Client) (map[string]bool, error) {
+func volumeLabels(cli *client.Client) (map[string]map[string]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	list, err := cli.VolumeList(ctx, client.VolumeListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]bool{}
+	names := map[string]map[string]string{}
 	for _, v := range list.Items {
-		names[v.Name] = true
+		names[v.Name] = v.Labels
 	}
 	return names, nil
 }
