@@ -115,6 +115,16 @@ def test_store_list_and_read(client, env):
     sink = io.BytesIO()
     assert client.read_file(vol, "f.txt", into=sink).data is None
     assert sink.getvalue() == payload
+    # The volume outlives the sandbox: left, it stays on the engine after the run.
+    assert client.terminate(sid) is True
+    if client.info.capabilities.get("volume_admin"):
+        for _ in range(100):  # Docker's terminate answers before the engine has removed the mount
+            try:
+                client.delete_volume(vol)
+                break
+            except resident.Conflict:
+                time.sleep(0.1)
+        assert vol not in {v.name for v in client.list_volumes()}
 
 
 @pytest.mark.parametrize("call,kind", [
