@@ -15,6 +15,11 @@ import (
 // chunk is the most output one exec/output carries.
 const chunk = 64 << 10
 
+// pumpBuffers are the streams' read buffers, reused: most execs print
+// little or nothing, and two fresh zeroed 64 KiB buffers per exec were the
+// served side's largest allocation, and a collection every few dozen execs.
+var pumpBuffers = sync.Pool{New: func() any { return new([chunk]byte) }}
+
 // window counts the output bytes a stream may still send before the
 // resident grants more (docs/provider-protocol.md §4).
 type window struct {
@@ -132,7 +137,9 @@ func (s *Server) runExec(conn *jsonrpc2.Conn, id string, e *execution) {
 	var sendMu sync.Mutex // output notifications of one exec in order per stream
 	pump := func(stream string, r io.Reader) {
 		defer wg.Done()
-		buf := make([]byte, chunk)
+		held := pumpBuffers.Get().(*[chunk]byte)
+		defer pumpBuffers.Put(held) // Notify has encoded what it sent before it returns
+		buf := held[:]
 		for {
 			want := e.window.take(chunk)
 			if want == 0 {
