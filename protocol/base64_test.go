@@ -209,7 +209,7 @@ func checkDecodeBase64(t *testing.T, src []byte) {
 	}
 	// The strict one: the same, but CR and LF fail.
 	strict := make([]byte, len(want))
-	sn, ok := decodeBase64Strict(strict, src)
+	sn, ok := DecodeBase64Strict(strict, src)
 	wantOK := werr == nil && !bytes.ContainsAny(src, "\r\n")
 	if ok != wantOK || (ok && (sn != wn || !bytes.Equal(want[:wn], strict[:sn]))) {
 		t.Fatalf("strict %q: %d %v, want %d %v", src, sn, ok, wn, wantOK)

@@ -62,7 +62,7 @@ func cutData(body, buf []byte) (Envelope, bool) {
 	}
 	data = data[:cap(data)]
 	// base64.StdEncoding.Decode's answer, refusing CR and LF too
-	n, ok := decodeBase64Strict(data, span)
+	n, ok := DecodeBase64Strict(data, span)
 	if !ok {
 		return Envelope{}, false
 	}
