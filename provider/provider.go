@@ -115,8 +115,12 @@ type ExecRequest struct {
 	// Detach and ID: a detached exec (see Detacher), named ID.
 	Detach bool
 	ID     string
-	// Deadline, unless zero, is when a detached exec is killed, enforced
-	// inside the sandbox (an attached exec is bounded by Exec's ctx).
+	// Deadline, unless zero, is when the exec is killed. A detached exec's
+	// is enforced inside the sandbox. An attached exec is bounded by Exec's
+	// ctx (the resident cancels it at Deadline, once started); a provider
+	// with a supervisor in the sandbox hands it KillAt too, so the kill
+	// holds when the resident cannot reach the sandbox. Deadline never
+	// bounds the start: one already past starts the command, killed at once.
 	Deadline time.Time
 	// User runs the command as this user instead of the sandbox's (a name
 	// in the sandbox's /etc/passwd, a uid, or uid:gid); "" is the
@@ -129,6 +133,16 @@ type ExecRequest struct {
 	// was asked. The Process is then a Resizer. A provider without
 	// capabilities.tty never sees it set.
 	TTY *protocol.WindowSize
+}
+
+// KillAt is when the sandbox's supervisor kills the exec: the earlier of
+// Deadline and ctx's deadline, zero for neither.
+func (r ExecRequest) KillAt(ctx context.Context) time.Time {
+	at := r.Deadline
+	if d, ok := ctx.Deadline(); ok && (at.IsZero() || d.Before(at)) {
+		at = d
+	}
+	return at
 }
 
 // Exec start failures carry a protocol.Reason and field (see

@@ -97,18 +97,29 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 		return startDetached(ctx, s, entry, p)
 	}
 
+	// The timeout counts from here, but it never fails the start: a start
+	// slower than timeout_s (an engine busy with other work) would
+	// otherwise answer with a timeout error where the host was promised a
+	// result. The command starts whatever the time, the sandbox's keeper
+	// holds the deadline (it kills at once one already past), and the
+	// timer below kills through execCtx on providers without a keeper.
 	execCtx, kill := context.WithCancelCause(ctx)
 	defer kill(nil)
-	execCtx, stopTimer := context.WithTimeoutCause(execCtx, timeout, errExecTimeout)
-	defer stopTimer()
-
 	start := time.Now()
+	deadline := start.Add(timeout)
 	proc, err := s.prov.Exec(execCtx, p.SandboxID, provider.ExecRequest{
 		Argv: p.Argv, Env: p.Env, Cwd: p.Cwd, Stdin: p.Stdin, Exclusive: p.Exclusive, User: p.User, TTY: p.TTY,
+		Deadline: deadline,
 	})
 	if err != nil {
 		return nil, err
 	}
+	timedOut := make(chan struct{})
+	timer := time.AfterFunc(time.Until(deadline), func() {
+		kill(errExecTimeout)
+		close(timedOut)
+	})
+	defer timer.Stop()
 	resize, _ := proc.(provider.Resizer)
 	if p.TTY == nil {
 		resize = nil
@@ -120,6 +131,11 @@ func execute(ctx context.Context, s *session, c *call, p *protocol.ExecParams) (
 	stdout := s.startPump(execID, protocol.StreamStdout, proc.Stdout())
 	stderr := s.startPump(execID, protocol.StreamStderr, proc.Stderr())
 	status, waitErr := proc.Wait()
+	if !timer.Stop() {
+		// It fired, maybe only just, as the keeper's kill at the same
+		// deadline ended the process: its cause is the answer's.
+		<-timedOut
+	}
 	out, errOut := <-stdout, <-stderr
 
 	if ctx.Err() != nil { // the request itself was cancelled, not the exec

@@ -98,6 +98,30 @@ func TestExecTimeoutKillAndCancel(t *testing.T) {
 	h.call(protocol.MethodSandboxList, nil, nil)
 }
 
+// A start slower than timeout_s (an engine busy with other work, as on a
+// loaded CI machine) is still the exec's own timeout: a result with
+// timed_out, never a timeout error.
+func TestExecTimeoutPassedWhileStartingIsAResult(t *testing.T) {
+	fake := newFake()
+	h := startHost(t, fake)
+	h.initialize(nil)
+	box := newBox(t, h)
+
+	var res protocol.ExecResult
+	p := execParams(box, "slowstart", "slowstart", "200", "sleep")
+	p["timeout_s"] = 0.05
+	h.call(protocol.MethodSandboxExec, p, &res)
+	if !res.TimedOut || res.Killed || res.ExitCode != 137 || res.Signal != "SIGKILL" {
+		t.Fatalf("timeout during the start: %+v", res)
+	}
+	if res.DurationMS < 200 {
+		t.Fatalf("duration_ms %d leaves out the start", res.DurationMS)
+	}
+	if !fake.called("deadline set true") {
+		t.Fatalf("the provider was not handed the deadline: %v", fake.calls)
+	}
+}
+
 func TestExecStdin(t *testing.T) {
 	h := startHost(t, newFake())
 	h.initialize(nil)

@@ -18,7 +18,8 @@ import (
 // fakeProvider is an in-memory provider for the resident's own logic. Exec
 // interprets argv: "echo ARGS" writes ARGS to stdout, "err ARGS" to stderr,
 // "write N" writes N bytes, "cat" copies stdin, "drain" reads it, "sleep" waits for the
-// context, "panic" panics, "fail KIND MSG" returns an error of KIND.
+// context, "panic" panics, "fail KIND MSG" returns an error of KIND,
+// "slowstart MS CMD..." starts CMD after MS.
 type fakeProvider struct {
 	mu         sync.Mutex
 	boxes      map[string]protocol.Sandbox
@@ -194,6 +195,17 @@ func (f *fakeProvider) Exec(ctx context.Context, id string, req provider.ExecReq
 		inR, p.stdin = io.Pipe()
 	}
 	args := req.Argv[1:]
+	if req.Argv[0] == "slowstart" { // slowstart MS CMD...: a start that takes MS, as a busy engine's
+		var ms int
+		fmt.Sscan(args[0], &ms)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		f.record(fmt.Sprintf("deadline set %v", !req.Deadline.IsZero()))
+		req.Argv, args = args[1:], args[2:]
+	}
 	switch req.Argv[0] {
 	case "panic": // panic [VALUE]: the value is what the panic carries
 		if len(args) > 0 {

@@ -21,9 +21,7 @@ func (p *Provider) execChannel(ctx context.Context, sandboxID string, req provid
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := ctx.Deadline(); ok {
-		spec.Deadline = d // held by the keeper even if the resident goes
-	}
+	spec.Deadline = req.KillAt(ctx) // held by the keeper even if the resident goes
 	var e *channel.Exec
 	err = p.whileRunning(ctx, sandboxID, false, func(ctx context.Context) (err error) {
 		e, err = conn.Exec(ctx, spec)

@@ -51,11 +51,9 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 		// Relative to the sandbox root, and never above it.
 		run.Cwd = path.Join("/", req.Cwd)
 	}
-	if d, ok := ctx.Deadline(); ok {
-		// The keeper enforces the deadline itself too: it holds even when
-		// the engine or the resident cannot reach it any more.
-		run.Deadline = d
-	}
+	// The keeper enforces the deadline itself too: it holds even when the
+	// engine or the resident cannot reach it any more.
+	run.Deadline = req.KillAt(ctx)
 	cmd := run.Command(req.Argv)
 	if req.Exclusive {
 		undo := p.running.evict(sandboxID)

@@ -104,3 +104,23 @@ func TestExecErrors(t *testing.T) {
 		t.Errorf("exec in an expired sandbox: %v; want conflict", err)
 	}
 }
+
+// A deadline that passed while the exec was starting (a busy engine) does
+// not fail the start: the keeper runs the command and kills it at once,
+// on the channel and on the exec path alike, with no resident timer.
+func TestExecDeadlinePassedBeforeTheStartKills(t *testing.T) {
+	channelMode, _ := newTestProvider(t)
+	execMode, _ := newTestProviderWith(t, func(cfg *provider.Config) {
+		cfg.Options = provider.NewOptions(map[string]string{OptExec.Name: ExecModeExec})
+	})
+	for name, p := range map[string]*Provider{"channel": channelMode, "exec": execMode} {
+		t.Run(name, func(t *testing.T) {
+			id := create(t, p, testOwner(t), protocol.Spec{}, nil)
+			ctx := testCtx(t) // its own deadline is 90 s away
+			r := run(t, ctx, p, id, provider.ExecRequest{Argv: []string{"sleep", "300"}, Deadline: time.Now().Add(-time.Second)})
+			if r.err != nil || r.status.Code != 137 || r.status.Signal != "SIGKILL" || ctx.Err() != nil {
+				t.Fatalf("exec past its deadline: %+v %v (ctx %v)", r.status, r.err, ctx.Err())
+			}
+		})
+	}
+}

@@ -21,9 +21,7 @@ func (p *Provider) execChannel(ctx context.Context, id string, pc podChannel, re
 	}
 	start := func(pc podChannel) (*channel.Exec, error) {
 		spec := p.channelSpec(pc, req)
-		if d, ok := ctx.Deadline(); ok {
-			spec.Deadline = d
-		}
+		spec.Deadline = req.KillAt(ctx)
 		return pc.conn.Exec(ctx, spec)
 	}
 	e, err := start(pc)

@@ -50,9 +50,7 @@ func (p *Provider) Exec(ctx context.Context, sandboxID string, req provider.Exec
 	if req.Cwd != "" {
 		run.Cwd = path.Join("/", req.Cwd)
 	}
-	if d, ok := ctx.Deadline(); ok {
-		run.Deadline = d
-	}
+	run.Deadline = req.KillAt(ctx)
 	if req.Exclusive {
 		undo := p.running.evict(sandboxID)
 		defer func() {

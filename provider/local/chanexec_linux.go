@@ -31,6 +31,7 @@ func (p *Provider) execIsolated(ctx context.Context, id string, m *meta, req pro
 		return nil, protocol.Errorf(protocol.KindInvalidRequest, "exec exclusive: the sandbox's keeper runs unprotected here (the resident is not root), so it cannot stop every other process of the sandbox")
 	}
 	spec := execSpec(m, req)
+	spec.Deadline = req.KillAt(ctx) // held by the keeper even if the resident goes
 	oomBefore := oomKills(si.cgroups)
 	e, err := conn.Exec(ctx, spec)
 	if channel.NotSent(err) {

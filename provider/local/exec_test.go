@@ -228,3 +228,16 @@ func await(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Isolated, the keeper holds an exec's deadline: one that passed while it
+// started runs the command and kills it at once, with no resident timer.
+func TestExecDeadlinePassedBeforeTheStartKills(t *testing.T) {
+	if !bwrapInstalled() {
+		t.Skip("unisolated, the deadline is the resident's timer alone")
+	}
+	p, id, _ := sandbox(t, protocol.Spec{})
+	r := start(t, p, id, provider.ExecRequest{Argv: []string{"sleep", "300"}, Deadline: time.Now().Add(-time.Second)})
+	if st := r.wait(t); st.Code != 137 || st.Signal != "SIGKILL" {
+		t.Fatalf("exec past its deadline: %+v", st)
+	}
+}
