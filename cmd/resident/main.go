@@ -40,12 +40,14 @@ func main() {
 func run() int {
 	// Before anything can print: frames get a private copy of fd 1 and fd 1
 	// becomes stderr, so a stray print cannot corrupt the channel.
-	frames, err := claimStdout()
+	framesFD, err := claimStdout()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "resident:", err)
 		return exitFailure
 	}
-	growPipes(os.Stdin, frames)
+	growPipes(0, framesFD)
+	// os.Stdin stays, blocking, on the same fd 0: nothing reads it.
+	hostIn, frames := hostFile(0, "stdin"), hostFile(framesFD, "frames")
 	// With SIGPIPE handled, a write to a closed pipe returns EPIPE and the
 	// cleanup path runs, instead of the runtime killing the process.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
@@ -89,7 +91,7 @@ func run() int {
 	defer func() { _ = log.Sync() }()
 
 	if *serveName != "" {
-		return serveProvider(*serveName, provider.Config{StateDir: *stateDir, Logger: log, AllowVolumes: allowVolumes, Options: provider.NewOptions(providerOpts)}, frames)
+		return serveProvider(*serveName, provider.Config{StateDir: *stateDir, Logger: log, AllowVolumes: allowVolumes, Options: provider.NewOptions(providerOpts)}, hostIn, frames)
 	}
 
 	notifier := &resident.Notifier{}
@@ -115,7 +117,7 @@ func run() int {
 	setMemoryLimit(limits)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err = resident.Serve(ctx, stdio{in: os.Stdin, out: frames}, resident.Options{
+	err = resident.Serve(ctx, stdio{in: hostIn, out: frames}, resident.Options{
 		Provider: prov,
 		Scrubber: scrubber,
 		Logger:   log,

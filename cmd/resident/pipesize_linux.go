@@ -1,10 +1,6 @@
 package main
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // hostPipeBytes is the pipe buffer asked for the host channel when it is a
 // pipe (as every host spawns the resident): a 256 KiB chunk's frame is
@@ -13,14 +9,14 @@ import (
 // (/proc/sys/fs/pipe-max-size); a refusal leaves the pipe as it was.
 const hostPipeBytes = 1 << 20
 
-// growPipes enlarges the buffers of those of files that are pipes. The
+// growPipes enlarges the buffers of those of fds that are pipes. The
 // buffer belongs to the pipe, so the host's end gains as well.
-func growPipes(files ...*os.File) {
-	for _, f := range files {
+func growPipes(fds ...int) {
+	for _, fd := range fds {
 		var st unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 			continue
 		}
-		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, hostPipeBytes)
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, hostPipeBytes)
 	}
 }

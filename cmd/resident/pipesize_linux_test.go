@@ -24,7 +24,7 @@ func TestGrowPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	growPipes(r, f)
+	growPipes(int(r.Fd()), int(f.Fd()))
 	for _, end := range []*os.File{r, w} {
 		size, err := unix.FcntlInt(end.Fd(), unix.F_GETPIPE_SZ, 0)
 		if err != nil {

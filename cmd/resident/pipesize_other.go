@@ -2,7 +2,5 @@
 
 package main
 
-import "os"
-
 // growPipes leaves the pipes as they are off Linux.
-func growPipes(...*os.File) {}
+func growPipes(...int) {}

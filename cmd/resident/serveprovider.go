@@ -16,7 +16,7 @@ import (
 // serveProvider runs a built-in provider as an external one: its parent
 // resident does the scrubbing and keeps the host's rules; this process only
 // does the provider's work, and ends when its stdin does.
-func serveProvider(name string, cfg provider.Config, frames *os.File) int {
+func serveProvider(name string, cfg provider.Config, in, frames *os.File) int {
 	log := cfg.Logger
 	var srv atomic.Pointer[serve.Server]
 	cfg.Notify = func(method string, params any) {
@@ -34,7 +34,7 @@ func serveProvider(name string, cfg provider.Config, frames *os.File) int {
 	srv.Store(s)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := s.Serve(ctx, os.Stdin, frames); err != nil {
+	if err := s.Serve(ctx, in, frames); err != nil {
 		log.Error("serving the provider failed", zap.Error(err))
 		return exitFailure
 	}
