@@ -20,8 +20,21 @@ import (
 	"github.com/resident-dev/resident/provider"
 )
 
+// The meta it returns is shared: read it, never change it.
 func (p *Provider) readMeta(id string) (*meta, error) {
-	data, err := os.ReadFile(filepath.Join(p.sandboxDir(id), metaFile))
+	path := filepath.Join(p.sandboxDir(id), metaFile)
+	file, err := os.Stat(path)
+	if err != nil {
+		p.forgetMeta(id)
+		return nil, err
+	}
+	p.mu.Lock()
+	kept, ok := p.metas[id]
+	p.mu.Unlock()
+	if ok && kept.sameFile(file) {
+		return kept.m, nil
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +43,53 @@ func (p *Provider) readMeta(id string) (*meta, error) {
 		return nil, fmt.Errorf("sandbox %s: meta.json: %w", id, err)
 	}
 	p.rememberTags(id, m.Tags)
+	p.mu.Lock()
+	if p.metas != nil {
+		p.metas[id] = cachedMeta{m: m, file: file}
+	}
+	p.mu.Unlock()
 	return m, nil
+}
+
+// cachedMeta is a meta.json as read, with the file it was read from.
+// meta.json is written once, into a staging directory renamed into place,
+// so the same file is the same meta: every later lookup (each list_owned,
+// read_owner, exec and file call reads it) costs a stat instead of a read
+// and a JSON decode, and list_owned over many sandboxes stays cheap. The
+// file is checked each time because another resident on the same state
+// directory may have terminated the sandbox.
+type cachedMeta struct {
+	m    *meta
+	file os.FileInfo
+}
+
+func (c cachedMeta) sameFile(file os.FileInfo) bool {
+	return os.SameFile(c.file, file) && c.file.Size() == file.Size() && c.file.ModTime().Equal(file.ModTime())
+}
+
+// keepMetasOf drops the metas of sandboxes no longer listed: another
+// resident on the state directory terminated them.
+func (p *Provider) keepMetasOf(listed []os.DirEntry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.metas) == 0 {
+		return
+	}
+	present := make(map[string]bool, len(listed))
+	for _, e := range listed {
+		present[e.Name()] = true
+	}
+	for id := range p.metas {
+		if !present[id] {
+			delete(p.metas, id)
+		}
+	}
+}
+
+func (p *Provider) forgetMeta(id string) {
+	p.mu.Lock()
+	delete(p.metas, id)
+	p.mu.Unlock()
 }
 
 // rememberTags keeps a sandbox's tags for KnownOwner: meta.json is written
@@ -105,6 +164,7 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: %w", err)
 	}
+	p.keepMetasOf(entries)
 	out := []protocol.Sandbox{}
 	if owner.Key == "" || owner.InstallID == "" {
 		return out, nil
@@ -193,6 +253,7 @@ func (p *Provider) remove(id, reason string) (existed bool, err error) {
 	delete(p.ended, id)
 	delete(p.inits, id)
 	delete(p.tags, id)
+	delete(p.metas, id)
 	if t := p.timers[id]; t != nil {
 		t.Stop()
 		delete(p.timers, id)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,4 +150,45 @@ func TestNewHasNoSideEffects(t *testing.T) {
 func TestConformanceNetWithoutNetns(t *testing.T) {
 	t.Cleanup(local.WithoutNetnsDial())
 	providertest.RunNet(t, harness(t))
+}
+
+// Each provider keeps the metas it read, but what another resident on the
+// same state directory did is seen at once: a sandbox it terminated is
+// gone from the listing and from read_owner, one it made is listed.
+func TestMetasReadBeforeFollowAnotherResident(t *testing.T) {
+	state := t.TempDir()
+	mine, other := open(t, state), open(t, state)
+	ctx := context.Background()
+	first, err := other.Create(ctx, protocol.Spec{}, owner, map[string]string{"n": "1"})
+	must(t, err)
+	listed := func() []string {
+		t.Helper()
+		list, err := mine.ListOwned(ctx, owner)
+		must(t, err)
+		var ids []string
+		for _, s := range list {
+			ids = append(ids, s.SandboxID+"="+s.Tags["n"])
+		}
+		return ids
+	}
+	for range 2 { // the second answer is from what the first read
+		if got := listed(); !slices.Equal(got, []string{first + "=1"}) {
+			t.Fatalf("listed %v", got)
+		}
+		if got, err := mine.ReadOwner(ctx, first, owner.Key); err != nil || got != owner.InstallID {
+			t.Fatalf("ReadOwner = %q, %v", got, err)
+		}
+	}
+	second, err := other.Create(ctx, protocol.Spec{}, owner, map[string]string{"n": "2"})
+	must(t, err)
+	if _, err := other.Terminate(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); !slices.Equal(got, []string{second + "=2"}) {
+		t.Fatalf("after the other's terminate and create: listed %v", got)
+	}
+	if _, err := mine.ReadOwner(ctx, first, owner.Key); protocol.KindOf(err) != protocol.KindNotFound {
+		t.Fatalf("ReadOwner of the terminated sandbox: %v", err)
+	}
+	_, _ = other.Terminate(ctx, second)
 }

@@ -70,6 +70,7 @@ type Provider struct {
 	groups  map[string]map[int]uint64        // sandbox id -> process groups it had (unisolated) -> leader start time
 	inits   map[string]*sandboxInit          // sandbox id -> its init and channel (isolated)
 	tags    map[string]map[string]string     // sandbox id -> its tags, as created or read (KnownOwner)
+	metas   map[string]cachedMeta            // sandbox id -> its meta.json as last read
 	timers  map[string]*time.Timer           // sandbox id -> lifetime timer
 	ended   map[string]bool                  // sandbox ids whose lifetime ended: no exec may start
 	wg      sync.WaitGroup                   // lifetime callbacks in flight
@@ -99,6 +100,7 @@ func New(cfg provider.Config) (provider.Provider, error) {
 		groups:     map[string]map[int]uint64{},
 		inits:      map[string]*sandboxInit{},
 		tags:       map[string]map[string]string{},
+		metas:      map[string]cachedMeta{},
 		timers:     map[string]*time.Timer{},
 		ended:      map[string]bool{},
 	}
