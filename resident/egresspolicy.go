@@ -53,15 +53,18 @@ func parseEgressRule(text string) (egressRule, error) {
 		return egressRule{}, invalid("spec.egress.allow %q: the port must be 1..65535", text)
 	}
 	r := egressRule{port: port}
-	if addr, err := netip.ParseAddr(host); err == nil {
+	name, wildcard := strings.CutPrefix(host, "*.")
+	name = canonicalHost(name)
+	// An address is one written as such, or with the root's trailing dot
+	// ("10.0.0.1."): as a name it would print as the address and mean
+	// another rule.
+	if addr, err := netip.ParseAddr(strings.TrimSuffix(host, ".")); err == nil && !wildcard {
 		if addr.Zone() != "" {
 			return egressRule{}, invalid("spec.egress.allow %q: an address with a zone is not allowed", text)
 		}
 		r.addr = addr.Unmap()
 		return r, nil
 	}
-	name, wildcard := strings.CutPrefix(host, "*.")
-	name = canonicalHost(name)
 	if !validHostName(name) {
 		return egressRule{}, invalid("spec.egress.allow %q: %q is not a host name, *.suffix or an address", text, host)
 	}

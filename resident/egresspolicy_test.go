@@ -29,6 +29,7 @@ func TestEgressRulesParse(t *testing.T) {
 	for text, canonical := range map[string]string{
 		"PyPI.org.:443": "pypi.org:443", "*.Example.org:443": "*.example.org:443",
 		"10.1.2.3:5432": "10.1.2.3:5432", "[::1]:80": "[::1]:80", "[::ffff:10.0.0.1]:80": "10.0.0.1:80",
+		"10.0.0.1.:22": "10.0.0.1:22", // the root's dot on an address: still the address
 	} {
 		r, err := parseEgressRule(text)
 		if err != nil || r.String() != canonical {
