@@ -2,7 +2,9 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,12 +27,17 @@ func (p *Provider) ListOwned(ctx context.Context, owner provider.Owner) ([]proto
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	list, err := p.cli.ContainerList(cctx, client.ContainerListOptions{All: true, Filters: ownedFilter(owner)})
-	if err != nil {
-		return nil, classify(cctx, "container list", err)
+	var items []container.Summary
+	filter, _ := json.Marshal(ownedFilter(owner)) // as the SDK sends it
+	if _, handled := p.quickGet(cctx, "/containers/json?all=1&filters="+url.QueryEscape(string(filter)), &items); !handled {
+		list, err := p.cli.ContainerList(cctx, client.ContainerListOptions{All: true, Filters: ownedFilter(owner)})
+		if err != nil {
+			return nil, classify(cctx, "container list", err)
+		}
+		items = list.Items
 	}
 	out := []protocol.Sandbox{}
-	for _, c := range list.Items {
+	for _, c := range items {
 		if !isManaged(c.Labels, RoleSandbox) || !owner.Owns(c.Labels) || isIdle(c) || isGone(c) {
 			continue
 		}
@@ -92,15 +99,19 @@ func (p *Provider) inspectSandbox(ctx context.Context, id string) (container.Ins
 	}
 	cctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	res, err := p.cli.ContainerInspect(cctx, id, client.ContainerInspectOptions{})
-	if err != nil {
-		if cerrdefs.IsNotFound(err) {
-			p.known.forget(id)
-			return container.InspectResponse{}, notFound(id)
+	var c container.InspectResponse
+	found, handled := p.quickGet(cctx, "/containers/"+id+"/json", &c)
+	if !handled {
+		res, err := p.cli.ContainerInspect(cctx, id, client.ContainerInspectOptions{})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			return container.InspectResponse{}, classify(cctx, "container inspect", err)
 		}
-		return container.InspectResponse{}, classify(cctx, "container inspect", err)
+		found, c = err == nil, res.Container
 	}
-	c := res.Container
+	if !found {
+		p.known.forget(id)
+		return container.InspectResponse{}, notFound(id)
+	}
 	if c.ID != id || c.Config == nil || !isManaged(c.Config.Labels, RoleSandbox) || isGoneName(c.Name) {
 		return container.InspectResponse{}, notFound(id)
 	}

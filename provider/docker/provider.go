@@ -49,6 +49,7 @@ type Provider struct {
 	keeperexec.Relay // port forwards and egress through the keeper in the sandbox
 
 	cli    *client.Client
+	quick  quickConns // quickGet's connections
 	log    *zap.Logger
 	notify func(method string, params any)
 	now    func() time.Time
@@ -237,6 +238,7 @@ func (p *Provider) Close() error {
 	p.awaitCleanups() // ends life
 	p.watchers.Wait()
 	p.chans.closeAll()
+	p.quick.close()
 	return p.cli.Close()
 }
 
