@@ -145,7 +145,9 @@ func newTestProviderMode(t *testing.T, mode string, adjust func(*provider.Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.timing.podStart = 60 * time.Second
+	// The product's own create bound: CI once saw a pod stay Pending past
+	// 60 s while every package's tests shared the two cores.
+	p.timing.podStart = 120 * time.Second
 	t.Cleanup(func() { p.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
